@@ -1,0 +1,15 @@
+-- Shared buffers per relation of the current database (tables and indexes), plus the
+-- whole-cache summary as object '_all'.
+SELECT c.relname::text AS object,
+       jsonb_build_object('buffers', count(*),
+                          'dirty', count(*) FILTER (WHERE b.isdirty),
+                          'avg_usage', round(avg(b.usagecount), 3)) AS metrics
+FROM pg_buffercache b
+JOIN pg_class c ON c.relfilenode = b.relfilenode AND c.relfilenode <> 0
+JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE b.reldatabase = (SELECT oid FROM pg_database WHERE datname = current_database())
+  AND n.nspname NOT IN ('pg_catalog', 'information_schema')
+  AND n.nspname NOT LIKE 'pg_toast%'
+GROUP BY c.relname
+UNION ALL
+SELECT '_all', to_jsonb(s) FROM pg_buffercache_summary() s

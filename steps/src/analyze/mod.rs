@@ -1,0 +1,153 @@
+//! `analyze`: turns run directories into the articles' tables. Reads only files under the given
+//! directories (never a database): meta.json, fillfactor.json, workload.json, reset.jsonl and
+//! the snapshot CSVs. Writes summary.md (also printed), summary.json, report.html and
+//! charts/*.svg into the output directory.
+
+pub mod load;
+pub mod report;
+pub mod spv;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Result};
+use serde_json::{json, Value};
+
+use crate::ctx::Ctx;
+use crate::rundir::{find_arm_dirs, now_rfc3339, write_json_atomic};
+use load::ArmRun;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Run directories: a sweep (data/runs/<study>/<time>-<label>), arms, or several of them
+    #[arg(required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// Where to write summary.md, summary.json, report.html, charts/ (default: the one input
+    /// directory)
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Accept runs of different studies in one analysis
+    #[arg(long)]
+    pub allow_mixed: bool,
+}
+
+/// The product of an analysis, before it is written anywhere.
+pub struct Analysis {
+    pub markdown: String,
+    pub json: Value,
+    pub charts: Vec<(String, String)>,
+    pub runs: Vec<ArmRun>,
+}
+
+pub fn run(_ctx: &Ctx, args: &Args) -> Result<()> {
+    let mut arm_dirs = vec![];
+    for d in &args.dirs {
+        if !d.exists() {
+            bail!(
+                "{} does not exist; pass a run directory under data/runs/",
+                d.display()
+            );
+        }
+        arm_dirs.extend(find_arm_dirs(d)?);
+    }
+    if arm_dirs.is_empty() {
+        bail!(
+            "no runs found in {}; run a study first (e.g. `just spv ci`)",
+            args.dirs
+                .iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    let out = match (&args.out, args.dirs.as_slice()) {
+        (Some(o), _) => o.clone(),
+        (None, [one]) => one.clone(),
+        _ => bail!("several input directories: pass --out DIR for the report"),
+    };
+    let analysis = analyze_dirs(&arm_dirs, args.allow_mixed)?;
+    write(&out, &analysis)?;
+    println!("{}", analysis.markdown);
+    eprintln!("hotlab: report: {}", out.join("report.html").display());
+    Ok(())
+}
+
+pub fn analyze_dirs(arm_dirs: &[PathBuf], allow_mixed: bool) -> Result<Analysis> {
+    let runs: Vec<ArmRun> = arm_dirs
+        .iter()
+        .map(|d| ArmRun::load(d))
+        .collect::<Result<_>>()?;
+    let mut studies: Vec<String> = runs
+        .iter()
+        .map(|r| r.meta["study"].as_str().unwrap_or("?").to_string())
+        .collect();
+    studies.sort();
+    studies.dedup();
+    if studies.len() > 1 && !allow_mixed {
+        bail!(
+            "these runs mix studies ({}); analyze them separately or pass --allow-mixed",
+            studies.join(", ")
+        );
+    }
+    let workload = runs[0].meta["workload"].as_str().unwrap_or("").to_string();
+    let (markdown, mut json, charts) = match workload.as_str() {
+        "spv" => spv::tables(&runs)?,
+        other => bail!("analyze does not know workload {other:?} yet"),
+    };
+    json["generated"] = json!(now_rfc3339());
+    json["studies"] = json!(studies);
+    Ok(Analysis {
+        markdown,
+        json,
+        charts,
+        runs,
+    })
+}
+
+pub fn write(out: &Path, a: &Analysis) -> Result<()> {
+    std::fs::create_dir_all(out.join("charts"))?;
+    std::fs::write(out.join("summary.md"), &a.markdown)?;
+    write_json_atomic(&out.join("summary.json"), &a.json)?;
+    for (name, svg) in &a.charts {
+        std::fs::write(out.join("charts").join(name), svg)?;
+    }
+    std::fs::write(out.join("report.html"), report::html(a))?;
+    Ok(())
+}
+
+/// Human units for bytes.
+pub fn bytes(b: Option<f64>) -> String {
+    match b {
+        None => "–".into(),
+        Some(b) if b.abs() >= 1024.0 * 1024.0 * 1024.0 => format!("{:.2} GiB", b / 1073741824.0),
+        Some(b) if b.abs() >= 1024.0 * 1024.0 => format!("{:.1} MiB", b / 1048576.0),
+        Some(b) => format!("{:.0} KiB", b / 1024.0),
+    }
+}
+
+pub fn num(v: Option<f64>, decimals: usize) -> String {
+    match v {
+        None => "–".into(),
+        Some(x) => format!("{x:.decimals$}"),
+    }
+}
+
+/// A Markdown table.
+pub fn md_table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut s = format!("| {} |\n", header.join(" | "));
+    s.push_str(&format!(
+        "|{}\n",
+        header.iter().map(|_| " --- |").collect::<String>()
+    ));
+    for r in rows {
+        s.push_str(&format!("| {} |\n", r.join(" | ")));
+    }
+    s
+}
+
+/// 100 × part / whole, when whole is positive.
+pub fn pct(part: Option<f64>, whole: Option<f64>) -> Option<f64> {
+    match (part, whole) {
+        (Some(p), Some(w)) if w > 0.0 => Some(100.0 * p / w),
+        _ => None,
+    }
+}

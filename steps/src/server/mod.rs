@@ -1,0 +1,387 @@
+//! The PostgreSQL server behind every step: which backend, how to reach it, how to restart it.
+//! `embedded` provisions and runs PostgreSQL 18 itself; `compose` drives docker-compose.yml;
+//! `external` uses DATABASE_URL or the PG* variables. Writes server state under the cluster
+//! directory (embedded) and nothing else.
+
+pub mod compose;
+pub mod embedded;
+pub mod external;
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+use serde::Serialize;
+
+use crate::ctx::Ctx;
+use crate::env;
+
+/// The comment hotlab puts on every database it creates; only such databases are ever dropped.
+pub const OWNED_COMMENT: &str = "hotlab";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendKind {
+    Embedded,
+    Compose,
+    External,
+}
+
+impl BackendKind {
+    pub fn from_env() -> Result<BackendKind> {
+        match env::var(env::BACKEND).as_deref() {
+            None | Some("embedded") => Ok(BackendKind::Embedded),
+            Some("compose") => Ok(BackendKind::Compose),
+            Some("external") => Ok(BackendKind::External),
+            Some(other) => bail!(
+                "unknown backend {other:?} in {}; use embedded, compose or external",
+                env::BACKEND
+            ),
+        }
+    }
+}
+
+/// How a client reaches the server over TCP.
+#[derive(Debug, Clone)]
+pub struct ConnInfo {
+    pub host: String,
+    pub port: u16,
+    pub user: String,
+    pub password: Option<String>,
+    /// The database to connect to for administration (CREATE/DROP DATABASE).
+    pub admin_db: String,
+}
+
+impl ConnInfo {
+    pub fn config(&self, dbname: &str) -> postgres::Config {
+        let mut c = postgres::Config::new();
+        c.host(&self.host)
+            .port(self.port)
+            .user(&self.user)
+            .dbname(dbname)
+            .application_name("hotlab")
+            .connect_timeout(std::time::Duration::from_secs(10));
+        if let Some(p) = &self.password {
+            c.password(p);
+        }
+        c
+    }
+
+    /// The libpq environment for child processes (pgbench, psql).
+    pub fn libpq_env(&self, dbname: &str) -> Vec<(String, String)> {
+        let mut v = vec![
+            ("PGHOST".to_string(), self.host.clone()),
+            ("PGPORT".to_string(), self.port.to_string()),
+            ("PGUSER".to_string(), self.user.clone()),
+            ("PGDATABASE".to_string(), dbname.to_string()),
+        ];
+        if let Some(p) = &self.password {
+            v.push(("PGPASSWORD".to_string(), p.clone()));
+        }
+        v
+    }
+}
+
+/// A reachable server, whatever the backend.
+pub struct Server {
+    pub kind: BackendKind,
+    pub conn: ConnInfo,
+    /// Where client binaries (pgbench, psql) come from.
+    pub bin_dir: PathBuf,
+    /// The embedded cluster, when there is one.
+    pub embedded: Option<embedded::Embedded>,
+}
+
+impl Server {
+    /// Makes sure the server runs (starting the embedded or compose one when needed) and
+    /// answers a query.
+    pub fn ensure(ctx: &Ctx) -> Result<Server> {
+        let server = match ctx.backend {
+            BackendKind::Embedded => {
+                let e = embedded::Embedded::open(ctx)?;
+                e.ensure_started()?;
+                Server {
+                    kind: BackendKind::Embedded,
+                    conn: e.conn_info()?,
+                    bin_dir: e.bin_dir.clone(),
+                    embedded: Some(e),
+                }
+            }
+            BackendKind::Compose => compose::ensure(ctx)?,
+            BackendKind::External => external::open()?,
+        };
+        server
+            .connect(&server.conn.admin_db)
+            .with_context(|| server.unreachable_hint())?;
+        Ok(server)
+    }
+
+    fn unreachable_hint(&self) -> String {
+        match self.kind {
+            BackendKind::External => format!(
+                "the external server at {}:{} does not answer; start it or fix DATABASE_URL/PG*",
+                self.conn.host, self.conn.port
+            ),
+            _ => format!(
+                "the server at {}:{} does not answer; see `cargo xtask server status`",
+                self.conn.host, self.conn.port
+            ),
+        }
+    }
+
+    pub fn connect(&self, dbname: &str) -> Result<postgres::Client> {
+        self.conn
+            .config(dbname)
+            .connect(postgres::NoTls)
+            .with_context(|| {
+                format!(
+                    "connecting to database {dbname} at {}:{}",
+                    self.conn.host, self.conn.port
+                )
+            })
+    }
+
+    pub fn bin(&self, name: &str) -> PathBuf {
+        self.bin_dir.join(name)
+    }
+
+    /// Restarts the server. Returns what was done, for reset.jsonl.
+    pub fn restart(&self) -> Result<String> {
+        match (&self.embedded, self.kind) {
+            (Some(e), _) => {
+                e.stop()?;
+                e.start()?;
+                Ok("restarted (pg_ctl)".into())
+            }
+            (None, BackendKind::Compose) => compose::restart(),
+            _ => external::restart(),
+        }
+    }
+
+    /// Database exists?
+    pub fn database_exists(&self, name: &str) -> Result<bool> {
+        let mut c = self.connect(&self.conn.admin_db)?;
+        Ok(
+            c.query_opt("SELECT 1 FROM pg_database WHERE datname = $1", &[&name])?
+                .is_some(),
+        )
+    }
+
+    /// Is this database one hotlab created (marked with `COMMENT ON DATABASE … IS 'hotlab'`)?
+    pub fn database_is_ours(&self, name: &str) -> Result<bool> {
+        let mut c = self.connect(&self.conn.admin_db)?;
+        let row = c.query_opt(
+            "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = $1",
+            &[&name],
+        )?;
+        Ok(
+            matches!(row.map(|r| r.get::<_, Option<String>>(0)), Some(Some(c)) if c == OWNED_COMMENT),
+        )
+    }
+
+    /// Drops a database hotlab created; refuses any other.
+    pub fn drop_own_database(&self, name: &str) -> Result<()> {
+        if !self.database_exists(name)? {
+            return Ok(());
+        }
+        if !self.database_is_ours(name)? {
+            bail!(
+                "database {name} exists and was not created by hotlab; hotlab will not drop it \
+                 (drop or rename it yourself, or use another study database name)"
+            );
+        }
+        let mut c = self.connect(&self.conn.admin_db)?;
+        c.batch_execute(&format!("DROP DATABASE {} WITH (FORCE)", ident(name)))
+            .with_context(|| format!("dropping database {name}"))?;
+        Ok(())
+    }
+
+    /// Creates an empty (or templated) database and marks it as hotlab's.
+    pub fn create_own_database(&self, name: &str, template: Option<&str>) -> Result<()> {
+        let mut c = self.connect(&self.conn.admin_db)?;
+        let sql = match template {
+            Some(t) => format!(
+                "CREATE DATABASE {} TEMPLATE {} STRATEGY FILE_COPY",
+                ident(name),
+                ident(t)
+            ),
+            None => format!("CREATE DATABASE {} TEMPLATE template0", ident(name)),
+        };
+        c.batch_execute(&sql)
+            .with_context(|| format!("creating database {name}"))?;
+        c.batch_execute(&format!(
+            "COMMENT ON DATABASE {} IS '{OWNED_COMMENT}'",
+            ident(name)
+        ))?;
+        Ok(())
+    }
+
+    /// `version()`, the short server version number, and the non-default settings.
+    pub fn describe(&self) -> Result<serde_json::Value> {
+        let mut c = self.connect(&self.conn.admin_db)?;
+        let version: String = c.query_one("SELECT version()", &[])?.get(0);
+        let num: String = c.query_one("SHOW server_version_num", &[])?.get(0);
+        let rows = c.query(
+            "SELECT name, setting || coalesce(unit, '') FROM pg_settings \
+             WHERE source NOT IN ('default', 'override', 'client', 'session') ORDER BY name",
+            &[],
+        )?;
+        let settings: serde_json::Map<String, serde_json::Value> = rows
+            .iter()
+            .map(|r| (r.get::<_, String>(0), serde_json::Value::String(r.get(1))))
+            .collect();
+        Ok(serde_json::json!({
+            "version": version,
+            "version_num": num.parse::<i64>().unwrap_or(0),
+            "backend": self.kind,
+            "host": self.conn.host,
+            "port": self.conn.port,
+            "settings": settings,
+        }))
+    }
+
+    /// Applies study settings with ALTER SYSTEM; restarts when one needs it. Returns the
+    /// settings that changed.
+    pub fn apply_settings(
+        &self,
+        settings: &std::collections::BTreeMap<String, String>,
+    ) -> Result<Vec<String>> {
+        let mut c = self.connect(&self.conn.admin_db)?;
+        let mut changed = vec![];
+        for (k, v) in settings {
+            let cur: Option<String> = c
+                .query_opt(
+                    "SELECT setting || coalesce(unit, '') FROM pg_settings WHERE name = $1",
+                    &[k],
+                )?
+                .map(|r| r.get(0));
+            if cur.is_none() {
+                bail!("study sets unknown server setting {k}; fix the study file");
+            }
+            c.batch_execute(&format!(
+                "ALTER SYSTEM SET {k} = '{}'",
+                v.replace('\'', "''")
+            ))
+            .with_context(|| format!("setting {k} = {v}"))?;
+            changed.push(k.clone());
+        }
+        c.batch_execute("SELECT pg_reload_conf()")?;
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let pending: i64 = c
+            .query_one(
+                "SELECT count(*) FROM pg_settings WHERE pending_restart",
+                &[],
+            )?
+            .get(0);
+        drop(c);
+        if pending > 0 {
+            if self.kind == BackendKind::External && env::var(env::RESTART_CMD).is_none() {
+                bail!(
+                    "the study's settings need a server restart; restart the external server or set {}",
+                    env::RESTART_CMD
+                );
+            }
+            self.restart()?;
+        }
+        Ok(changed)
+    }
+}
+
+/// Quotes an SQL identifier.
+pub fn ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+// ---- the `server` subcommand ----
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(subcommand)]
+    pub action: Action,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum Action {
+    /// Provision (first time) and start the server
+    Start,
+    /// Stop the embedded server
+    Stop,
+    /// Show whether the server runs, its version, port and data directory
+    Status {
+        /// Print JSON instead of text
+        #[arg(long)]
+        json: bool,
+    },
+    /// Open psql on the server (optionally on one database)
+    Psql {
+        /// Database to open (default: postgres)
+        #[arg(long, default_value = "postgres")]
+        db: String,
+    },
+}
+
+pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
+    match &args.action {
+        Action::Start => {
+            let s = Server::ensure(ctx)?;
+            eprintln!(
+                "server running on {}:{} ({:?})",
+                s.conn.host, s.conn.port, s.kind
+            );
+            Ok(())
+        }
+        Action::Stop => match ctx.backend {
+            BackendKind::Embedded => embedded::Embedded::open(ctx)?.stop(),
+            BackendKind::Compose => compose::stop(),
+            BackendKind::External => bail!("hotlab does not stop an external server"),
+        },
+        Action::Status { json } => status(ctx, *json),
+        Action::Psql { db } => {
+            let s = Server::ensure(ctx)?;
+            let status = std::process::Command::new(s.bin("psql"))
+                .envs(s.conn.libpq_env(db))
+                .status()
+                .context("running psql")?;
+            if !status.success() {
+                bail!("psql exited with {status}");
+            }
+            Ok(())
+        }
+    }
+}
+
+fn status(ctx: &Ctx, json: bool) -> Result<()> {
+    let mut out = serde_json::json!({ "backend": ctx.backend, "running": false });
+    if ctx.backend == BackendKind::Embedded {
+        let e = embedded::Embedded::open_existing(ctx)?;
+        out["data_directory"] = serde_json::json!(e.data_dir());
+        out["pid"] = serde_json::json!(e.pid());
+        if let Ok(state) = e.state() {
+            out["port"] = serde_json::json!(state.port);
+        }
+        out["bin_dir"] = serde_json::json!(e.bin_dir);
+        if e.pid().is_some() {
+            let ci = e.conn_info()?;
+            if let Ok(mut c) = ci.config(&ci.admin_db).connect(postgres::NoTls) {
+                let v: String = c.query_one("SELECT version()", &[])?.get(0);
+                out["version"] = serde_json::json!(v);
+                out["running"] = serde_json::json!(true);
+            }
+        }
+    } else if let Ok(s) = Server::ensure(ctx) {
+        let d = s.describe()?;
+        out["version"] = d["version"].clone();
+        out["port"] = d["port"].clone();
+        out["running"] = serde_json::json!(true);
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        for (k, v) in out.as_object().unwrap() {
+            println!(
+                "{k:15} {}",
+                v.as_str().map(String::from).unwrap_or(v.to_string())
+            );
+        }
+    }
+    Ok(())
+}

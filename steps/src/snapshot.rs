@@ -1,0 +1,208 @@
+//! `snapshot`: one sample of every statistics source, appended and flushed to
+//! `snapshots/tables.csv` (per table and index), `snapshots/database.csv` (WAL, LSN, database,
+//! I/O, checkpointer, bgwriter, statements) and `snapshots/buffers.csv` (shared buffers per
+//! relation). Long format: one row per (sample, object, metric). Counters stay cumulative;
+//! `analyze` computes deltas. A metric the server version lacks is absent, never invented.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use serde_json::Value;
+
+use crate::ctx::Ctx;
+use crate::rundir::{now_rfc3339, CsvAppender, RunDir};
+use crate::server::Server;
+
+pub const TABLES_HEADER: &[&str] = &[
+    "sample", "ts", "phase", "object", "parent", "kind", "metric", "value",
+];
+pub const SOURCES_HEADER: &[&str] = &["sample", "ts", "phase", "object", "metric", "value"];
+pub const PHASES: &[&str] = &["pre", "rampup", "measured", "post"];
+
+const TABLES_SQL: &str = include_str!("../sql/snapshot_tables.sql");
+const DATABASE_SQL: &str = include_str!("../sql/snapshot_database.sql");
+const BUFFERS_SQL: &str = include_str!("../sql/snapshot_buffers.sql");
+
+/// A connection that takes samples into one run directory.
+pub struct Sampler {
+    client: postgres::Client,
+    tables: CsvAppender,
+    database: CsvAppender,
+    buffers: CsvAppender,
+    next_sample: i64,
+    optional_sql: Vec<String>,
+}
+
+fn last_sample(path: &Path) -> i64 {
+    let Ok(f) = std::fs::File::open(path) else {
+        return 0;
+    };
+    BufReader::new(f)
+        .lines()
+        .map_while(Result::ok)
+        .last()
+        .and_then(|l| l.split(',').next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+fn value_text(v: &Value) -> String {
+    match v {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+impl Sampler {
+    pub fn new(server: &Server, db: &str, rd: &RunDir) -> Result<Sampler> {
+        let dir: PathBuf = rd.file("snapshots");
+        std::fs::create_dir_all(&dir)?;
+        let mut client = server.connect(db)?;
+        client.batch_execute("SET application_name = 'hotlab snapshot'")?;
+        // Sources that exist only on some versions or with an extension: probe once.
+        let mut optional_sql = vec![];
+        let has = |c: &mut postgres::Client, rel: &str| -> Result<bool> {
+            Ok(c.query_one("SELECT to_regclass($1) IS NOT NULL", &[&rel])?
+                .get::<_, bool>(0))
+        };
+        if has(&mut client, "pg_catalog.pg_stat_checkpointer")? {
+            optional_sql.push(
+                "SELECT 'checkpointer'::text, to_jsonb(c) - 'stats_reset' FROM pg_stat_checkpointer c"
+                    .to_string(),
+            );
+        }
+        optional_sql.push(
+            "SELECT 'bgwriter'::text, to_jsonb(b) - 'stats_reset' FROM pg_stat_bgwriter b"
+                .to_string(),
+        );
+        if has(&mut client, "pg_stat_statements")? {
+            optional_sql.push(
+                "SELECT 'statements'::text, coalesce(jsonb_object_agg(key, total), '{}'::jsonb) \
+                 FROM (SELECT kv.key, sum(kv.value::text::numeric) AS total \
+                       FROM pg_stat_statements s, jsonb_each(to_jsonb(s) - 'userid' - 'dbid' - 'queryid' - 'toplevel') kv \
+                       WHERE s.dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) \
+                         AND jsonb_typeof(kv.value) = 'number' GROUP BY kv.key) t"
+                    .to_string(),
+            );
+        }
+        let next_sample = last_sample(&dir.join("database.csv")) + 1;
+        Ok(Sampler {
+            client,
+            tables: CsvAppender::open(&dir.join("tables.csv"), TABLES_HEADER)?,
+            database: CsvAppender::open(&dir.join("database.csv"), SOURCES_HEADER)?,
+            buffers: CsvAppender::open(&dir.join("buffers.csv"), SOURCES_HEADER)?,
+            next_sample,
+            optional_sql,
+        })
+    }
+
+    /// Takes one sample; returns how long it took.
+    pub fn take(&mut self, phase: &str) -> Result<Duration> {
+        if !PHASES.contains(&phase) {
+            bail!("unknown phase {phase:?}; use one of {}", PHASES.join(", "));
+        }
+        let started = Instant::now();
+        let sample = self.next_sample.to_string();
+        let ts = now_rfc3339();
+        // One transaction with a statistics snapshot: every source is read as of one moment.
+        let mut tx = self.client.transaction()?;
+        tx.batch_execute("SET LOCAL stats_fetch_consistency = snapshot")?;
+        let mut rows = vec![];
+        for r in tx.query(TABLES_SQL, &[]).context("sampling tables")? {
+            let (object, parent, kind): (String, String, String) = (r.get(0), r.get(1), r.get(2));
+            let metrics: Value = r.get(3);
+            for (k, v) in metrics.as_object().into_iter().flatten() {
+                rows.push(vec![
+                    sample.clone(),
+                    ts.clone(),
+                    phase.to_string(),
+                    object.clone(),
+                    parent.clone(),
+                    kind.clone(),
+                    k.clone(),
+                    value_text(v),
+                ]);
+            }
+        }
+        let mut db_rows = vec![];
+        let mut sources = vec![DATABASE_SQL.to_string()];
+        sources.extend(self.optional_sql.iter().cloned());
+        for sql in &sources {
+            for r in tx
+                .query(sql.as_str(), &[])
+                .context("sampling server statistics")?
+            {
+                let object: String = r.get(0);
+                let metrics: Value = r.get(1);
+                for (k, v) in metrics.as_object().into_iter().flatten() {
+                    db_rows.push(vec![
+                        sample.clone(),
+                        ts.clone(),
+                        phase.to_string(),
+                        object.clone(),
+                        k.clone(),
+                        value_text(v),
+                    ]);
+                }
+            }
+        }
+        let mut buf_rows = vec![];
+        for r in tx
+            .query(BUFFERS_SQL, &[])
+            .context("sampling pg_buffercache")?
+        {
+            let object: String = r.get(0);
+            let metrics: Value = r.get(1);
+            for (k, v) in metrics.as_object().into_iter().flatten() {
+                buf_rows.push(vec![
+                    sample.clone(),
+                    ts.clone(),
+                    phase.to_string(),
+                    object.clone(),
+                    k.clone(),
+                    value_text(v),
+                ]);
+            }
+        }
+        tx.commit()?;
+        self.tables.rows(&rows)?;
+        self.buffers.rows(&buf_rows)?;
+        // database.csv last: its sample number is what the next Sampler continues from.
+        self.database.rows(&db_rows)?;
+        self.next_sample += 1;
+        Ok(started.elapsed())
+    }
+
+    /// A query on the sampling connection (for waits and checks between samples).
+    pub fn client(&mut self) -> &mut postgres::Client {
+        &mut self.client
+    }
+}
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Arm run directory (made by `cargo xtask init`)
+    #[arg(long, env = "HOTLAB_RUN")]
+    pub run: PathBuf,
+    /// Phase tag of this sample: pre, rampup, measured or post
+    #[arg(long, default_value = "post")]
+    pub phase: String,
+}
+
+pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
+    let rd = RunDir::open(&args.run)?;
+    let db = rd.database()?;
+    rd.step(&format!("snapshot-{}", args.phase), || {
+        let server = Server::ensure(ctx)?;
+        let mut s = Sampler::new(&server, &db, &rd)?;
+        let took = s.take(&args.phase)?;
+        eprintln!(
+            "hotlab: snapshot ({}) in {} ms",
+            args.phase,
+            took.as_millis()
+        );
+        Ok(())
+    })
+}

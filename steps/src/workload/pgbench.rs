@@ -1,0 +1,208 @@
+//! Runs a pgbench script with the pgbench of the same PostgreSQL installation, shows its `-P`
+//! progress on stderr, and parses its summary and its `--aggregate-interval` log into
+//! per-interval rows. Writes the aggregate log under the run directory.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use serde::Serialize;
+
+/// pgbench's own end-of-run figures.
+#[derive(Debug, Default, Clone, Serialize)]
+pub struct Summary {
+    pub transactions: u64,
+    pub failed: u64,
+    pub latency_avg_ms: Option<f64>,
+    pub latency_stddev_ms: Option<f64>,
+    pub tps: Option<f64>,
+    pub initial_connection_ms: Option<f64>,
+    /// Wall-clock seconds of the pgbench process.
+    pub wall_s: f64,
+}
+
+/// One `--aggregate-interval` line.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Interval {
+    pub start_epoch_s: i64,
+    pub transactions: u64,
+    pub latency_avg_ms: f64,
+    pub latency_min_ms: f64,
+    pub latency_max_ms: f64,
+    pub failures: u64,
+}
+
+pub struct Invocation {
+    pub bin: PathBuf,
+    pub env: Vec<(String, String)>,
+    pub args: Vec<String>,
+    /// Where the aggregate log goes (pgbench appends `.<pid>`).
+    pub log_prefix: PathBuf,
+}
+
+/// Runs pgbench to completion, or until `stop()` says so (then it is killed).
+pub fn run(inv: &Invocation, mut stop: impl FnMut() -> bool) -> Result<(Summary, Vec<Interval>)> {
+    let mut args = inv.args.clone();
+    args.push("-l".into());
+    args.push(format!("--log-prefix={}", inv.log_prefix.display()));
+    let started = Instant::now();
+    let handle = duct::cmd(&inv.bin, &args)
+        .full_env(std::env::vars().chain(inv.env.iter().cloned()))
+        .stderr_to_stdout()
+        .unchecked()
+        .reader()
+        .with_context(|| format!("starting {}", inv.bin.display()))?;
+    let mut out = String::new();
+    let reader = BufReader::new(&handle);
+    for line in reader.lines() {
+        let line = line?;
+        if line.starts_with("progress:") {
+            eprintln!("  pgbench {line}");
+        }
+        out.push_str(&line);
+        out.push('\n');
+        if stop() {
+            handle.kill()?;
+            break;
+        }
+    }
+    let status = handle.try_wait()?.map(|o| o.status);
+    let mut summary = parse_summary(&out);
+    summary.wall_s = started.elapsed().as_secs_f64();
+    if let Some(st) = status {
+        if !st.success() && !stop() {
+            let tail: Vec<&str> = out.lines().rev().take(3).collect();
+            bail!("pgbench failed ({st}): {}", tail.join(" | "));
+        }
+    }
+    let intervals = read_aggregate_logs(&inv.log_prefix)?;
+    Ok((summary, intervals))
+}
+
+fn number_after(line: &str, key: &str) -> Option<f64> {
+    let rest = line.split(key).nth(1)?;
+    rest.split_whitespace()
+        .next()?
+        .trim_end_matches(',')
+        .parse()
+        .ok()
+}
+
+/// Parses pgbench's closing report.
+pub fn parse_summary(text: &str) -> Summary {
+    let mut s = Summary::default();
+    for line in text.lines() {
+        if line.starts_with("number of transactions actually processed:") {
+            if let Some(v) = line.split(':').nth(1) {
+                s.transactions = v
+                    .trim()
+                    .split('/')
+                    .next()
+                    .unwrap_or("0")
+                    .parse()
+                    .unwrap_or(0);
+            }
+        } else if line.starts_with("number of failed transactions:") {
+            s.failed = number_after(line, "transactions:").unwrap_or(0.0) as u64;
+        } else if line.starts_with("latency average") {
+            s.latency_avg_ms = number_after(line, "= ");
+        } else if line.starts_with("latency stddev") {
+            s.latency_stddev_ms = number_after(line, "= ");
+        } else if line.starts_with("initial connection time") {
+            s.initial_connection_ms = number_after(line, "= ");
+        } else if line.starts_with("tps = ") {
+            s.tps = number_after(line, "tps = ");
+        }
+    }
+    s
+}
+
+/// Parses `--aggregate-interval` lines: interval_start num_transactions sum_latency
+/// sum_latency_2 min_latency max_latency failures … (latencies in microseconds).
+pub fn parse_aggregate_line(line: &str) -> Option<Interval> {
+    let f: Vec<&str> = line.split_whitespace().collect();
+    if f.len() < 6 {
+        return None;
+    }
+    let n: u64 = f[1].parse().ok()?;
+    let sum: f64 = f[2].parse().ok()?;
+    Some(Interval {
+        start_epoch_s: f[0].parse().ok()?,
+        transactions: n,
+        latency_avg_ms: if n > 0 { sum / n as f64 / 1000.0 } else { 0.0 },
+        latency_min_ms: f[4].parse::<f64>().ok()? / 1000.0,
+        latency_max_ms: f[5].parse::<f64>().ok()? / 1000.0,
+        failures: f.get(6).and_then(|x| x.parse().ok()).unwrap_or(0),
+    })
+}
+
+fn read_aggregate_logs(prefix: &Path) -> Result<Vec<Interval>> {
+    let dir = prefix.parent().context("log prefix has no directory")?;
+    let stem = prefix
+        .file_name()
+        .context("log prefix has no name")?
+        .to_string_lossy()
+        .into_owned();
+    let mut by_start = std::collections::BTreeMap::<i64, Interval>::new();
+    for e in std::fs::read_dir(dir)? {
+        let p = e?.path();
+        let name = p
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        if !name.starts_with(&format!("{stem}.")) {
+            continue;
+        }
+        for line in std::fs::read_to_string(&p)?.lines() {
+            if let Some(iv) = parse_aggregate_line(line) {
+                // Several threads write one file each: merge intervals by start time.
+                by_start
+                    .entry(iv.start_epoch_s)
+                    .and_modify(|a| {
+                        let n = a.transactions + iv.transactions;
+                        if n > 0 {
+                            a.latency_avg_ms = (a.latency_avg_ms * a.transactions as f64
+                                + iv.latency_avg_ms * iv.transactions as f64)
+                                / n as f64;
+                        }
+                        a.transactions = n;
+                        a.latency_min_ms = a.latency_min_ms.min(iv.latency_min_ms);
+                        a.latency_max_ms = a.latency_max_ms.max(iv.latency_max_ms);
+                        a.failures += iv.failures;
+                    })
+                    .or_insert(iv);
+            }
+        }
+    }
+    Ok(by_start.into_values().collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_closing_report() {
+        let text =
+            "transaction type: spv.sql\nnumber of transactions actually processed: 1000/1000\n\
+                    number of failed transactions: 0 (0.000%)\nlatency average = 5.663 ms\n\
+                    latency stddev = 0.412 ms\ninitial connection time = 3.101 ms\n\
+                    tps = 176.574803 (without initial connection time)\n";
+        let s = parse_summary(text);
+        assert_eq!(s.transactions, 1000);
+        assert_eq!(s.failed, 0);
+        assert_eq!(s.latency_avg_ms, Some(5.663));
+        assert_eq!(s.tps, Some(176.574803));
+    }
+
+    #[test]
+    fn parses_aggregate_lines() {
+        let iv = parse_aggregate_line("1764680000 170 963000 5600000000 4100 9800 0").unwrap();
+        assert_eq!(iv.transactions, 170);
+        assert!((iv.latency_avg_ms - 5.6647).abs() < 0.001);
+        assert_eq!(iv.latency_max_ms, 9.8);
+        assert!(parse_aggregate_line("garbage").is_none());
+    }
+}

@@ -1,0 +1,80 @@
+//! Study 003's workload: `spv(id integer primary key, val integer not null, pad text not null)`
+//! with `autovacuum_enabled = false`, filled with `rows` rows of `pad_chars` characters, then
+//! updated by pgbench, one client, `statements` UPDATEs that each add 1 to `val` over a random
+//! block of `rows_per_statement` consecutive ids.
+
+use anyhow::{bail, Result};
+
+use crate::experiment::Size;
+
+pub const DDL: &str = include_str!("../../sql/spv.sql");
+pub const SCRIPT: &str = include_str!("../../sql/spv_update.pgbench");
+
+pub struct Shape {
+    pub rows: u64,
+    pub pad_chars: u32,
+    pub statements: u64,
+    pub rows_per_statement: u64,
+    pub clients: u32,
+    pub random_seed: u64,
+}
+
+impl Shape {
+    pub fn of(size: &Size) -> Result<Shape> {
+        let (Some(rows), Some(pad_chars), Some(statements), Some(rows_per_statement)) = (
+            size.rows,
+            size.pad_chars,
+            size.statements,
+            size.rows_per_statement,
+        ) else {
+            bail!("this size lacks rows, pad_chars, statements or rows_per_statement");
+        };
+        let clients = size.clients.unwrap_or(1).max(1);
+        if statements % clients as u64 != 0 {
+            bail!("statements ({statements}) must divide evenly among {clients} clients");
+        }
+        Ok(Shape {
+            rows,
+            pad_chars,
+            statements,
+            rows_per_statement,
+            clients,
+            random_seed: size.random_seed.unwrap_or(1),
+        })
+    }
+
+    /// The DDL and load with this size's values in place.
+    pub fn ddl(&self) -> String {
+        DDL.replace(":rows", &self.rows.to_string())
+            .replace(":pad", &self.pad_chars.to_string())
+    }
+
+    /// Rows every run updates in total.
+    pub fn rows_updated(&self) -> u64 {
+        self.statements * self.rows_per_statement
+    }
+
+    /// pgbench arguments (script path and database come last).
+    pub fn pgbench_args(&self, script: &str, db: &str) -> Vec<String> {
+        vec![
+            "-n".into(),
+            "-c".into(),
+            self.clients.to_string(),
+            "-j".into(),
+            self.clients.to_string(),
+            "-t".into(),
+            (self.statements / self.clients as u64).to_string(),
+            "-P".into(),
+            "1".into(),
+            "--aggregate-interval=1".into(),
+            format!("--random-seed={}", self.random_seed),
+            "-D".into(),
+            format!("rows={}", self.rows),
+            "-D".into(),
+            format!("per={}", self.rows_per_statement),
+            "-f".into(),
+            script.into(),
+            db.into(),
+        ]
+    }
+}
