@@ -13,6 +13,7 @@ pub mod run;
 pub mod rundir;
 pub mod server;
 pub mod snapshot;
+pub mod testing;
 pub mod vacuum_timing;
 pub mod workload;
 

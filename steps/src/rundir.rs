@@ -222,7 +222,13 @@ impl RunDir {
     /// Runs a step body between step_started and step_finished.
     pub fn step<F: FnOnce() -> Result<()>>(&self, step: &str, body: F) -> Result<()> {
         self.step_started(step)?;
-        let r = body();
+        let mut r = body();
+        if r.is_ok() && interrupted() {
+            r = Err(anyhow::anyhow!(
+                "interrupted; what was sampled is kept in {} (status: interrupted)",
+                self.path.display()
+            ));
+        }
         self.step_finished(step, &r)?;
         r
     }

@@ -52,6 +52,6 @@ fn main() {
         // One line: the outermost message first, then its causes.
         let msg = format!("{e:#}").replace('\n', " ");
         eprintln!("error: {msg}");
-        std::process::exit(1);
+        std::process::exit(if steps::rundir::interrupted() { 130 } else { 1 });
     }
 }

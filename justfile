@@ -1,0 +1,94 @@
+# hotlab: reproduce PostgreSQL HOT / fillfactor studies. `just --list` shows every recipe.
+# Behaviour lives in Rust (`cargo xtask <step>`); recipes only compose steps.
+
+set shell := ["bash", "-euo", "pipefail", "-c"]
+
+# Show the recipes
+default:
+    @just --list
+
+# Start, stop or inspect the server: start | stop | status | psql
+[group('server')]
+server ACTION='status':
+    cargo xtask server {{ACTION}}
+
+# Create a run directory for a study; prints one arm directory per line
+[group('steps')]
+init STUDY SIZE='' *ARGS:
+    cargo xtask init --study {{STUDY}} {{ if SIZE != '' { '--size ' + SIZE } else { '' } }} {{ARGS}}
+
+# Checkpoint, stop, drop the OS cache, start; record what happened in RUN/reset.jsonl
+[group('steps')]
+reset-cold RUN:
+    cargo xtask reset-cold --run {{RUN}}
+
+# Create RUN's database from the cached template (loading it the first time)
+[group('steps')]
+build RUN:
+    cargo xtask build --run {{RUN}}
+
+# Set RUN's fillfactor and rewrite the study's tables with VACUUM FULL
+[group('steps')]
+apply-fillfactor RUN:
+    cargo xtask apply-fillfactor --run {{RUN}}
+
+# Run RUN's timed workload with statistics snapshots
+[group('steps')]
+run RUN:
+    cargo xtask run --run {{RUN}}
+
+# Take one statistics sample into RUN (phase: pre, rampup, measured, post)
+[group('steps')]
+snapshot RUN PHASE='post':
+    cargo xtask snapshot --run {{RUN}} --phase {{PHASE}}
+
+# Time VACUUM of the study's tables in RUN
+[group('steps')]
+vacuum-timing RUN:
+    cargo xtask vacuum-timing --run {{RUN}}
+
+# Turn run directories into summary.md, summary.json, report.html
+[group('steps')]
+analyze +DIRS:
+    cargo xtask analyze {{DIRS}}
+
+# One arm's full cold cycle: reset, build, fillfactor + rewrite, reset, measure, vacuum
+[group('steps')]
+arm RUN:
+    cargo xtask reset-cold --run {{RUN}}
+    cargo xtask build --run {{RUN}}
+    cargo xtask apply-fillfactor --run {{RUN}}
+    cargo xtask reset-cold --run {{RUN}}
+    cargo xtask snapshot --run {{RUN}} --phase pre
+    cargo xtask run --run {{RUN}}
+    cargo xtask vacuum-timing --run {{RUN}}
+
+# Every arm of STUDY at SIZE through every step, then analyze (a failed arm does not stop the others)
+[group('studies')]
+study STUDY SIZE='' *ARGS:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    cargo build --release --quiet --package xtask
+    arms=$(cargo xtask init --study {{STUDY}} {{ if SIZE != '' { '--size ' + SIZE } else { '' } }} {{ARGS}})
+    for arm in $arms; do
+        rc=0
+        just arm "$arm" || rc=$?
+        if [ "$rc" -eq 130 ]; then echo "interrupted; the arms so far are kept" >&2; break; fi
+        if [ "$rc" -ne 0 ]; then echo "arm $arm failed (see its meta.json); going on" >&2; fi
+    done
+    cargo xtask analyze "$(dirname "$(echo "$arms" | head -n 1)")"
+
+# Study 003: fillfactor 100/75/50/30 on 10,000 rows, 1M row updates
+[group('studies')]
+spv SIZE='article':
+    just study spv {{SIZE}}
+
+# The demo: study 003 at the article size
+[group('studies')]
+demo:
+    just spv article
+
+# The test suite (starts its own PostgreSQL 18)
+[group('dev')]
+test:
+    cargo test

@@ -1,0 +1,223 @@
+//! Study 003 at the `ci` size against the real embedded PostgreSQL 18: every step, then analyze.
+//! Asserts the effects the article reports (more HOT and less WAL at fillfactor 50 than 100),
+//! the run directory contract, cold resets, and that the server does not run as root.
+
+use std::path::Path;
+
+use steps::experiment::PlanArgs;
+use steps::rundir::{create_sweep, find_arm_dirs, read_json, RunDir};
+use steps::{analyze, apply_fillfactor, build, reset_cold, run, snapshot, testing, vacuum_timing};
+
+fn arm_cycle(ctx: &steps::Ctx, dir: &Path) {
+    let p = dir.to_path_buf();
+    reset_cold::run(
+        ctx,
+        &reset_cold::Args {
+            run: Some(p.clone()),
+        },
+    )
+    .unwrap();
+    build::run(
+        ctx,
+        &build::Args {
+            run: p.clone(),
+            no_template: false,
+        },
+    )
+    .unwrap();
+    apply_fillfactor::run(ctx, &apply_fillfactor::Args { run: p.clone() }).unwrap();
+    reset_cold::run(
+        ctx,
+        &reset_cold::Args {
+            run: Some(p.clone()),
+        },
+    )
+    .unwrap();
+    snapshot::run(
+        ctx,
+        &snapshot::Args {
+            run: p.clone(),
+            phase: "pre".into(),
+        },
+    )
+    .unwrap();
+    run::run(ctx, &run::Args { run: p.clone() }).unwrap();
+    vacuum_timing::run(ctx, &vacuum_timing::Args { run: p }).unwrap();
+}
+
+#[test]
+fn spv_ci_fillfactor_50_beats_100() {
+    let _g = testing::serial();
+    let ctx = testing::ctx("spv");
+    let plan = PlanArgs {
+        study: Some("spv".into()),
+        size: Some("ci".into()),
+        arms: vec!["ff100".into(), "ff50".into()],
+        repeats: 1,
+        ..Default::default()
+    }
+    .plan(&ctx)
+    .unwrap();
+    let (sweep, arms) = create_sweep(&ctx, &plan, "test", None, false, "test").unwrap();
+    for a in &arms {
+        arm_cycle(&ctx, &a.path);
+    }
+    let dirs = find_arm_dirs(&sweep).unwrap();
+    assert_eq!(dirs.len(), 2);
+    let a = analyze::analyze_dirs(&dirs, false).unwrap();
+    analyze::write(&sweep, &a).unwrap();
+
+    // The effects.
+    let runs = a.json["runs"].as_array().unwrap();
+    let by = |arm: &str| runs.iter().find(|r| r["arm"] == arm).unwrap().clone();
+    let (r100, r50) = (by("ff100"), by("ff50"));
+    let hot = |r: &serde_json::Value| r["tables"]["spv"]["hot_pct"].as_f64().unwrap();
+    let wal = |r: &serde_json::Value| r["wal_bytes"].as_f64().unwrap();
+    assert!(
+        hot(&r50) > hot(&r100),
+        "HOT % at 50 ({}) not above 100 ({})",
+        hot(&r50),
+        hot(&r100)
+    );
+    assert!(
+        wal(&r100) > wal(&r50),
+        "WAL at 100 ({}) not above 50 ({})",
+        wal(&r100),
+        wal(&r50)
+    );
+    // Every row update is counted: 200 statements x 200 rows.
+    for r in [&r100, &r50] {
+        assert_eq!(r["tables"]["spv"]["n_tup_upd"].as_f64(), Some(40_000.0));
+        assert_eq!(r["status"], "complete");
+        assert!(
+            r["tables"]["spv"]["heap_bytes_after"].as_f64()
+                >= r["tables"]["spv"]["heap_bytes_before"].as_f64()
+        );
+    }
+    // Table before: fillfactor 50 packs half as many rows per page.
+    let before = |r: &serde_json::Value| r["tables"]["spv"]["heap_bytes_before"].as_f64().unwrap();
+    assert!(before(&r50) > 1.5 * before(&r100));
+
+    // The run directory contract (DESIGN.md §4).
+    for f in [
+        "sweep.json",
+        "summary.md",
+        "summary.json",
+        "report.html",
+        "charts/hot_pct.svg",
+    ] {
+        assert!(
+            sweep.join(f).exists(),
+            "{f} missing from the sweep directory"
+        );
+    }
+    for d in &dirs {
+        for f in [
+            "meta.json",
+            "reset.jsonl",
+            "ddl.sql",
+            "fillfactor.json",
+            "snapshots/tables.csv",
+            "snapshots/database.csv",
+            "snapshots/buffers.csv",
+            "workload.csv",
+            "workload.json",
+            "vacuum.csv",
+            "check.json",
+        ] {
+            assert!(d.join(f).exists(), "{f} missing from {}", d.display());
+        }
+        let rd = RunDir::open(d).unwrap();
+        let meta = rd.meta().unwrap();
+        assert_eq!(meta["status"], "complete");
+        assert!(meta["server"]["version"]
+            .as_str()
+            .unwrap()
+            .starts_with("PostgreSQL 18"));
+        assert_eq!(read_json(&d.join("check.json")).unwrap()["ok"], true);
+        let ff = read_json(&d.join("fillfactor.json")).unwrap();
+        let asked = &ff["relations"]["spv"];
+        assert_eq!(asked["asked"], asked["read_back"]);
+        assert!(
+            asked["rewrite_s"].as_f64().is_some(),
+            "spv not rewritten: {ff}"
+        );
+        // Two resets, each confirmed cold, each with its OS-cache outcome recorded.
+        let resets: Vec<serde_json::Value> = std::fs::read_to_string(d.join("reset.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(resets.len(), 2);
+        for r in &resets {
+            assert_eq!(r["cold"], true, "{r}");
+            let actions: Vec<&str> = r["actions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| a["action"].as_str().unwrap())
+                .collect();
+            assert_eq!(
+                actions,
+                [
+                    "checkpoint",
+                    "stop",
+                    "sync",
+                    "os_cache",
+                    "fstrim",
+                    "start",
+                    "confirm"
+                ]
+            );
+        }
+        // Samples: pre, measured (at least first and last), post.
+        let db = std::fs::read_to_string(d.join("snapshots/database.csv")).unwrap();
+        for phase in [",pre,", ",measured,", ",post,"] {
+            assert!(db.contains(phase), "no {phase} sample");
+        }
+    }
+    let md = std::fs::read_to_string(sweep.join("summary.md")).unwrap();
+    assert!(md.contains("| ff100 | 100 | complete |"), "{md}");
+    let html = std::fs::read_to_string(sweep.join("report.html")).unwrap();
+    assert!(html.contains("<svg") && html.contains("PostgreSQL 18"));
+}
+
+#[test]
+fn server_listens_on_loopback_and_not_as_root() {
+    let _g = testing::serial();
+    let ctx = testing::ctx("owner");
+    let s = steps::server::Server::ensure(&ctx).unwrap();
+    assert_eq!(s.conn.host, "127.0.0.1");
+    let e = s.embedded.as_ref().unwrap();
+    let uid = e.process_owner_uid().expect("postmaster pid");
+    if steps::ctx::is_root() {
+        assert_ne!(uid, 0, "the server runs as root");
+    }
+    let mut c = s.connect("postgres").unwrap();
+    let listen: String = c.query_one("SHOW listen_addresses", &[]).unwrap().get(0);
+    assert_eq!(listen, "127.0.0.1");
+    // TCP needs the password: the same connection without it is refused.
+    let mut cfg = s.conn.config("postgres");
+    cfg.password("wrong");
+    assert!(
+        cfg.connect(postgres::NoTls).is_err(),
+        "TCP accepted a wrong password"
+    );
+    let hba: i64 = c
+        .query_one(
+            "SELECT count(*) FROM pg_hba_file_rules WHERE type LIKE 'host%' AND auth_method = 'trust'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(hba, 0, "trust authentication over TCP");
+    let pw = std::fs::metadata(ctx.cluster_dir.join("password")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(pw.permissions().mode() & 0o777, 0o600);
+    // Extensions the snapshots rely on are preloaded or installable.
+    let pss: String = c
+        .query_one("SHOW shared_preload_libraries", &[])
+        .unwrap()
+        .get(0);
+    assert!(pss.contains("pg_stat_statements"));
+}

@@ -1,0 +1,262 @@
+//! Bad input through the real `cargo xtask` binary: each case must fail with exit code non-zero,
+//! one line on stderr that names the problem and the fix, and lose nothing already written.
+
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use steps::testing;
+
+fn xtask(env: &[(String, String)], args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(args)
+        .envs(env.iter().cloned())
+        .env_remove("HOTLAB_PORT")
+        .env_remove("HOTLAB_PG_BIN")
+        .env_remove("HOTLAB_RUN")
+        .output()
+        .unwrap()
+}
+
+/// Exit code non-zero and exactly one stderr line, starting `error:` and containing each needle.
+fn fails(out: &Output, needles: &[&str]) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "succeeded; stderr: {err}");
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(lines.len(), 1, "expected one error line, got: {err}");
+    for n in needles {
+        assert!(lines[0].contains(n), "{n:?} not in {:?}", lines[0]);
+    }
+}
+
+fn files_under(p: &Path) -> Vec<String> {
+    let mut v = vec![];
+    let mut stack = vec![p.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                v.push(format!(
+                    "{}:{}",
+                    p.display(),
+                    std::fs::metadata(&p).unwrap().len()
+                ));
+            }
+        }
+    }
+    v.sort();
+    v
+}
+
+#[test]
+fn study_and_arm_input_is_checked() {
+    let ctx = testing::ctx("cli-input");
+    let env = testing::env_of(&ctx);
+    fails(
+        &xtask(&env, &["init", "--study", "spv", "--fillfactor", "spv=5"]),
+        &["fillfactor 5", "10 to 100"],
+    );
+    fails(
+        &xtask(&env, &["init", "--study", "spv", "--fillfactor", "spv=101"]),
+        &["fillfactor 101", "10 to 100"],
+    );
+    fails(
+        &xtask(
+            &env,
+            &["init", "--study", "spv", "--fillfactor", "stock=90"],
+        ),
+        &["stock", "not in study spv", "spv"],
+    );
+    fails(
+        &xtask(&env, &["init", "--study", "nope"]),
+        &["unknown study \"nope\"", "known: spv"],
+    );
+    fails(
+        &xtask(&env, &["init", "--study", "spv", "--size", "huge"]),
+        &["unknown size \"huge\"", "article, ci"],
+    );
+    fails(
+        &xtask(&env, &["init", "--study", "spv", "--arms", "ff99"]),
+        &["unknown arm", "ff100"],
+    );
+    let bad =
+        std::fs::read_to_string(ctx.data_dir.join("studies/spv.yaml")).unwrap() + "colour: blue\n";
+    std::fs::write(ctx.data_dir.join("studies/bad.yaml"), bad).unwrap();
+    fails(
+        &xtask(&env, &["init", "--study", "bad"]),
+        &["unknown field `colour`", "fix the study file"],
+    );
+    // No run directory was left behind by any of these.
+    assert!(std::fs::read_dir(ctx.data_dir.join("runs"))
+        .unwrap()
+        .next()
+        .is_none());
+}
+
+#[test]
+fn run_directories_are_never_overwritten() {
+    let ctx = testing::ctx("cli-dirs");
+    let env = testing::env_of(&ctx);
+    let dir = ctx.data_dir.join("runs/spv/fixed");
+    let d = dir.display().to_string();
+    let out = xtask(
+        &env,
+        &[
+            "init", "--study", "spv", "--size", "ci", "--arms", "ff100", "--dir", &d,
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let arm = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    std::fs::write(Path::new(&arm).join("reset.jsonl"), "{\"kept\":true}\n").unwrap();
+    let before = files_under(&dir);
+    fails(
+        &xtask(
+            &env,
+            &["init", "--study", "spv", "--size", "ci", "--dir", &d],
+        ),
+        &["already exists", "--force"],
+    );
+    assert_eq!(
+        before,
+        files_under(&dir),
+        "a refused init changed the directory"
+    );
+    // Steps out of order name the step to run first.
+    fails(
+        &xtask(&env, &["run", "--run", &arm]),
+        &["no build found", "cargo xtask build --run"],
+    );
+    fails(
+        &xtask(&env, &["apply-fillfactor", "--run", &arm]),
+        &["no build found"],
+    );
+    fails(
+        &xtask(&env, &["run", "--run", "/nonexistent"]),
+        &["not a hotlab run directory", "cargo xtask init"],
+    );
+    fails(
+        &xtask(
+            &env,
+            &[
+                "analyze",
+                &ctx.data_dir.join("studies").display().to_string(),
+            ],
+        ),
+        &["no runs found"],
+    );
+    assert_eq!(before, files_under(&dir));
+    let forced = xtask(
+        &env,
+        &[
+            "init", "--study", "spv", "--size", "ci", "--dir", &d, "--force",
+        ],
+    );
+    assert!(forced.status.success());
+}
+
+#[test]
+fn server_problems_are_reported() {
+    let ctx = testing::ctx("cli-server");
+    let mut env = testing::env_of(&ctx);
+    // An external server that is down.
+    let free = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut ext = env.clone();
+    ext.push(("HOTLAB_BACKEND".into(), "external".into()));
+    ext.push((
+        "DATABASE_URL".into(),
+        format!("postgres://hotlab:x@127.0.0.1:{free}/postgres"),
+    ));
+    fails(
+        &xtask(&ext, &["server", "start"]),
+        &["external server", "does not answer"],
+    );
+    // PostgreSQL 15 binaries. Debian's server package when present; otherwise a directory whose
+    // pg_config reports 15, which is all the check reads.
+    let pg15 = Path::new("/usr/lib/postgresql/15/bin");
+    let fake = ctx.data_dir.join("pg15bin");
+    let bin = if pg15.join("postgres").exists() {
+        pg15.to_path_buf()
+    } else {
+        std::fs::create_dir_all(&fake).unwrap();
+        let p = fake.join("pg_config");
+        std::fs::write(&p, "#!/bin/sh\necho 'PostgreSQL 15.18'\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        fake
+    };
+    let mut old = env.clone();
+    old.push(("HOTLAB_PG_BIN".into(), bin.display().to_string()));
+    old.push((
+        "HOTLAB_CLUSTER".into(),
+        ctx.data_dir.join("cluster15").display().to_string(),
+    ));
+    let out = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(["server", "start"])
+        .envs(old.iter().cloned())
+        .output()
+        .unwrap();
+    fails(
+        &out,
+        &["PostgreSQL 15", "16 or newer", "unset HOTLAB_PG_BIN"],
+    );
+    // A port already taken by another program, on a cluster that has to start.
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    env.push((
+        "HOTLAB_CLUSTER".into(),
+        format!("{}/port-cluster", ctx.home.display()),
+    ));
+    let out = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(["server", "start"])
+        .envs(env.iter().cloned())
+        .env("HOTLAB_PORT", port.to_string())
+        .output()
+        .unwrap();
+    fails(
+        &out,
+        &[&format!("port {port}"), "already taken", "HOTLAB_PORT"],
+    );
+}
+
+#[test]
+fn steps_start_the_server_themselves() {
+    let _g = testing::serial();
+    let ctx = testing::ctx("cli-start");
+    let env = testing::env_of(&ctx);
+    let out = xtask(&env, &["server", "stop"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = xtask(
+        &env,
+        &["init", "--study", "spv", "--size", "ci", "--arms", "ff100"],
+    );
+    let arm = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let out = xtask(&env, &["build", "--run", &arm]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = xtask(&env, &["server", "status", "--json"]);
+    let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(status["running"], true);
+    assert!(status["version"]
+        .as_str()
+        .unwrap()
+        .starts_with("PostgreSQL 18.6"));
+    assert_eq!(status["backend"], "embedded");
+    assert!(status["port"].as_u64().unwrap() > 0);
+}
