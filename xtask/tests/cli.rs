@@ -260,3 +260,70 @@ fn steps_start_the_server_themselves() {
     assert_eq!(status["backend"], "embedded");
     assert!(status["port"].as_u64().unwrap() > 0);
 }
+
+#[test]
+fn ctrl_c_keeps_the_samples_and_marks_the_arm_interrupted() {
+    let _g = testing::serial();
+    let ctx = testing::ctx("cli-interrupt");
+    let env = testing::env_of(&ctx);
+    // The article size runs for several seconds: long enough to interrupt half way.
+    let out = xtask(
+        &env,
+        &[
+            "init", "--study", "spv", "--size", "article", "--arms", "ff100",
+        ],
+    );
+    let arm = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    for step in ["build", "apply-fillfactor"] {
+        let out = xtask(&env, &[step, "--run", &arm]);
+        assert!(
+            out.status.success(),
+            "{step}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let child = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(["run", "--run", &arm])
+        .envs(env.iter().cloned())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    // SAFETY: sending SIGINT to our own child process.
+    unsafe { libc_kill(child.id() as i32, 2) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    fails(&out, &["interrupted", "kept"]);
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(Path::new(&arm).join("meta.json")).unwrap())
+            .unwrap();
+    assert_eq!(meta["status"], "interrupted");
+    let samples = std::fs::read_to_string(Path::new(&arm).join("snapshots/database.csv")).unwrap();
+    assert!(
+        samples
+            .lines()
+            .filter(|l| l.contains(",measured,lsn,insert_lsn_bytes,"))
+            .count()
+            >= 2
+    );
+    let w: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(Path::new(&arm).join("workload.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(w["interrupted"], true);
+    let done = w["transactions"].as_u64().unwrap();
+    assert!(
+        done < 1000,
+        "the run was not interrupted: {done} statements"
+    );
+}
+
+extern "C" {
+    #[link_name = "kill"]
+    fn libc_kill(pid: i32, sig: i32) -> i32;
+}
