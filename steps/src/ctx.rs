@@ -17,8 +17,15 @@ pub struct Ctx {
     pub backend: BackendKind,
 }
 
-/// The repository root, from where this crate was compiled (never the caller's working directory).
+/// The repository root: the checkout that holds the running binary (`target/…/xtask`), else
+/// the one this crate was compiled in. Never the caller's working directory.
 pub fn project_root() -> PathBuf {
+    let is_root = |d: &Path| d.join("justfile").is_file() && d.join("steps/Cargo.toml").is_file();
+    if let Ok(exe) = std::env::current_exe() {
+        if let Some(found) = exe.ancestors().skip(1).find(|d| is_root(d)) {
+            return found.to_path_buf();
+        }
+    }
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .expect("steps/ has a parent")
