@@ -333,6 +333,16 @@ pub fn parse_adhoc_arm(spec: &str) -> Result<Arm> {
     })
 }
 
+/// The study, size and arm an arm directory was made for (from its meta.json).
+pub fn for_run(ctx: &Ctx, rd: &crate::rundir::RunDir) -> Result<(Study, Size, Arm)> {
+    let meta = rd.meta()?;
+    let study = load_study(ctx, meta["study"].as_str().unwrap_or_default())?;
+    let size: Size = serde_json::from_value(meta["size_spec"].clone())
+        .with_context(|| format!("size_spec in {}", rd.file("meta.json").display()))?;
+    let arm = rd.arm()?;
+    Ok((study, size, arm))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -388,14 +398,4 @@ mod tests {
         );
         assert!(r.unwrap_err().to_string().contains("bogus"));
     }
-}
-
-/// The study, size and arm an arm directory was made for (from its meta.json).
-pub fn for_run(ctx: &Ctx, rd: &crate::rundir::RunDir) -> Result<(Study, Size, Arm)> {
-    let meta = rd.meta()?;
-    let study = load_study(ctx, meta["study"].as_str().unwrap_or_default())?;
-    let size: Size = serde_json::from_value(meta["size_spec"].clone())
-        .with_context(|| format!("size_spec in {}", rd.file("meta.json").display()))?;
-    let arm = rd.arm()?;
-    Ok((study, size, arm))
 }

@@ -9,6 +9,7 @@
 //! 5. fstrim the data directory's filesystem when permitted;
 //! 6. start the server;
 //! 7. confirm with pg_buffercache that no page of a user relation is in shared buffers.
+//!
 //! Appends one line per reset to reset.jsonl (when given a run directory) and prints it.
 
 use std::fs;
@@ -144,7 +145,7 @@ pub fn reset(ctx: &Ctx, database: Option<&str>) -> Result<Value> {
                 })
             });
             log.act("fstrim", || Ok("skipped: Docker volume".into()));
-            log.act("start", || compose::restart());
+            log.act("start", compose::restart);
         }
         _ => {
             log.act("restart", || server.restart());

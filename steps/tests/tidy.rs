@@ -1,6 +1,6 @@
 //! Tidy: every `cargo xtask` subcommand has a justfile recipe, the compose file keeps the
 //! server on loopback with scram and the same settings as the embedded one, every source file
-//! opens with a `//!` doc, and the code is formatted.
+//! opens with a `//!` doc, and the code is formatted and clippy-clean.
 
 use std::path::PathBuf;
 
@@ -103,5 +103,19 @@ fn code_is_formatted() {
         out.status.success(),
         "run `cargo fmt --all`:\n{}",
         String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+#[test]
+fn clippy_is_clean() {
+    let out = std::process::Command::new("cargo")
+        .args(["clippy", "--quiet", "--all-targets", "--", "-D", "warnings"])
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "fix clippy's findings:\n{}",
+        String::from_utf8_lossy(&out.stderr)
     );
 }

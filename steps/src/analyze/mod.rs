@@ -30,6 +30,9 @@ pub struct Args {
     pub allow_mixed: bool,
 }
 
+/// What a study's analysis returns: Markdown, JSON, and (file name, SVG) charts.
+pub type Tables = (String, Value, Vec<(String, String)>);
+
 /// The product of an analysis, before it is written anywhere.
 pub struct Analysis {
     pub markdown: String,

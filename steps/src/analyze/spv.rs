@@ -126,7 +126,7 @@ fn claims(rows: &[Row]) -> Vec<Value> {
     ]
 }
 
-pub fn tables(runs: &[ArmRun]) -> Result<(String, Value, Vec<(String, String)>)> {
+pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
     let mut rows: Vec<(Row, &ArmRun)> = runs.iter().map(|r| (row(r), r)).collect();
     // The article's order: fillfactor 100 → 30.
     rows.sort_by(|a, b| {
