@@ -47,6 +47,11 @@ snapshot RUN PHASE='post':
 vacuum-timing RUN:
     cargo xtask vacuum-timing --run {{RUN}}
 
+# Verify the TPC-C consistency conditions of a TPROC-C arm
+[group('steps')]
+check RUN:
+    cargo xtask check --run {{RUN}}
+
 # Turn run directories into summary.md, summary.json, report.html
 [group('steps')]
 analyze +DIRS:

@@ -15,7 +15,7 @@ use crate::ctx::Ctx;
 use crate::experiment::{for_run, Workload};
 use crate::rundir::{slug, RunDir};
 use crate::server::{ident, Server};
-use crate::workload::spv;
+use crate::workload::{spv, tprocc};
 
 /// Bumped whenever a loader changes what it writes, so old templates are not reused.
 const LOADER_VERSION: &str = "1";
@@ -37,6 +37,13 @@ struct Loader {
     ddl: String,
     /// (table, expected rows)
     expected: Vec<(String, i64)>,
+    /// TPROC-C loads with its own loader; other workloads run `ddl`.
+    tprocc: Option<tprocc::Shape>,
+}
+
+/// The comment that marks a TPROC-C database with its profile (checked by `run` and `check`).
+pub fn tprocc_mark(profile: tprocc::Profile) -> String {
+    format!("hotlab tprocc profile={}", profile.name())
 }
 
 pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
@@ -59,6 +66,16 @@ fn build(ctx: &Ctx, rd: &RunDir, args: &Args) -> Result<()> {
                 workload: "spv",
                 ddl: shape.ddl(),
                 expected: vec![("spv".into(), shape.rows as i64)],
+                tprocc: None,
+            }
+        }
+        Workload::Tprocc => {
+            let shape = tprocc::Shape::of(&size)?;
+            Loader {
+                workload: "tprocc",
+                ddl: shape.ddl(),
+                expected: shape.expected(),
+                tprocc: Some(shape),
             }
         }
     };
@@ -132,7 +149,27 @@ fn load_template(server: &Server, template: &str, loader: &Loader) -> Result<()>
                     format!("creating extension {e}; the server needs PostgreSQL contrib")
                 })?;
         }
-        c.batch_execute(&loader.ddl).context("loading the data")?;
+        match &loader.tprocc {
+            None => c.batch_execute(&loader.ddl).context("loading the data")?,
+            Some(shape) => {
+                c.batch_execute(tprocc::SCHEMA)
+                    .context("creating the TPROC-C schema")?;
+                let threads = std::thread::available_parallelism()
+                    .map(|n| n.get())
+                    .unwrap_or(2)
+                    .max(2);
+                tprocc::load::load(server, &partial, shape.warehouses, shape.profile, threads)?;
+                eprintln!("hotlab: indexes, functions, ANALYZE");
+                c.batch_execute(tprocc::INDEXES)
+                    .context("creating the secondary indexes")?;
+                c.batch_execute(tprocc::FUNCTIONS)
+                    .context("creating the transaction functions")?;
+                c.batch_execute(&format!(
+                    "COMMENT ON TABLE district IS '{}'; ANALYZE",
+                    tprocc_mark(shape.profile)
+                ))?;
+            }
+        }
     }
     verify(server, &partial, loader)?;
     let mut admin = server.connect(&server.conn.admin_db)?;
@@ -157,6 +194,17 @@ fn verify(server: &Server, db: &str, loader: &Loader) -> Result<serde_json::Valu
             bail!("{db}.{t} has {got} rows, expected {want}; the build is incomplete: run `cargo xtask build --no-template` again");
         }
         out.insert(t.clone(), json!(got));
+    }
+    if loader.tprocc.is_some() {
+        let r = c.query_one(
+            "SELECT (SELECT count(*) FROM order_line), (SELECT sum(o_ol_cnt)::bigint FROM orders)",
+            &[],
+        )?;
+        let (lines, want): (i64, i64) = (r.get(0), r.get(1));
+        if lines != want {
+            bail!("{db}.order_line has {lines} rows, orders say {want}; the build is incomplete: run `cargo xtask build --no-template` again");
+        }
+        out.insert("order_line".into(), json!(lines));
     }
     Ok(serde_json::Value::Object(out))
 }

@@ -15,6 +15,8 @@ use crate::ctx::Ctx;
 pub enum Workload {
     /// Study 003: many-row UPDATE statements through pgbench on one small table.
     Spv,
+    /// Study 000: HammerDB-compatible TPC-C (TPROC-C).
+    Tprocc,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -61,6 +63,20 @@ pub struct Size {
     /// pgbench --random-seed, the same in every arm so arms see the same update sequence.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub random_seed: Option<u64>,
+    /// TPROC-C: warehouses, virtual users, ramp-up and measured seconds, profile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warehouses: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vus: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rampup_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<crate::workload::tprocc::Profile>,
+    /// HammerDB's "use all warehouses": each VU spreads over a list of warehouses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub all_warehouses: Option<bool>,
     /// Server settings for this size, on top of the study's.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub server: BTreeMap<String, String>,
@@ -204,6 +220,16 @@ fn validate_size(w: Workload, size: &Size) -> Result<()> {
             size.pad_chars.context("spv sizes need pad_chars")?;
             if per == 0 || per > rows {
                 bail!("rows_per_statement {per} must be between 1 and rows ({rows})");
+            }
+        }
+        Workload::Tprocc => {
+            let shape = crate::workload::tprocc::Shape::of(size)?;
+            if shape.snapshot_every_s > shape.duration_s {
+                eprintln!(
+                    "hotlab: warning: snapshot_every_s ({}) is longer than the measured window ({} s); \
+                     only the begin and end samples will be taken",
+                    shape.snapshot_every_s, shape.duration_s
+                );
             }
         }
     }

@@ -4,6 +4,7 @@
 pub mod analyze;
 pub mod apply_fillfactor;
 pub mod build;
+pub mod check;
 pub mod ctx;
 pub mod env;
 pub mod experiment;

@@ -18,7 +18,7 @@ use crate::experiment::{for_run, Workload};
 use crate::rundir::{catch_interrupts, interrupted, write_json_atomic, CsvAppender, RunDir};
 use crate::server::Server;
 use crate::snapshot::Sampler;
-use crate::workload::{pgbench, spv};
+use crate::workload::{pgbench, spv, tprocc};
 
 pub const WORKLOAD_HEADER: &[&str] = &[
     "t_s",
@@ -58,6 +58,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         let (study, size, _arm) = for_run(ctx, &rd)?;
         match study.workload {
             Workload::Spv => run_spv(ctx, &rd, &db, &size),
+            Workload::Tprocc => run_tprocc(ctx, &rd, &db, &size),
         }
     })
 }
@@ -223,6 +224,56 @@ fn run_spv(ctx: &Ctx, rd: &RunDir, db: &str, size: &crate::experiment::Size) -> 
     eprintln!(
         "hotlab: {} statements in {duration_s:.2} s ({statements_per_s:.1}/s)",
         summary.transactions
+    );
+    Ok(())
+}
+
+/// Refuses a database that was not built for TPROC-C with this profile.
+pub fn check_tprocc_database(
+    c: &mut postgres::Client,
+    db: &str,
+    profile: tprocc::Profile,
+) -> Result<()> {
+    let mark: Option<String> = c
+        .query_one(
+            "SELECT CASE WHEN to_regclass('district') IS NULL THEN NULL \
+                    ELSE obj_description(to_regclass('district'), 'pg_class') END",
+            &[],
+        )?
+        .get(0);
+    let want = crate::build::tprocc_mark(profile);
+    if mark.as_deref() != Some(want.as_str()) {
+        bail!(
+            "database {db} was not built for tprocc profile {} (its mark: {}); run `cargo xtask build` for this run first",
+            profile.name(),
+            mark.unwrap_or_else(|| "none".into())
+        );
+    }
+    Ok(())
+}
+
+fn run_tprocc(ctx: &Ctx, rd: &RunDir, db: &str, size: &crate::experiment::Size) -> Result<()> {
+    let shape = tprocc::Shape::of(size)?;
+    let server = Server::ensure(ctx)?;
+    check_tprocc_database(&mut server.connect(db)?, db, shape.profile)?;
+    let mut sampler = Sampler::new(&server, db, rd)?;
+    let mut csv = CsvAppender::open(&rd.file("workload.csv"), tprocc::driver::WORKLOAD_HEADER)?;
+    eprintln!(
+        "hotlab: tprocc ({}): {} VUs on {} warehouse(s), ramp-up {} s, measured {} s",
+        shape.profile.name(),
+        shape.vus,
+        shape.warehouses,
+        shape.rampup_s,
+        shape.duration_s
+    );
+    let out = tprocc::driver::run(&server, db, &shape, &mut sampler, &mut csv)?;
+    write_json_atomic(&rd.file("workload.json"), &out.json)?;
+    wait_for_backends(sampler.client(), db)?;
+    sampler.take("post")?;
+    eprintln!(
+        "hotlab: NOPM {:.0}, TPM {:.0}",
+        out.json["nopm"].as_f64().unwrap_or(0.0),
+        out.json["tpm"].as_f64().unwrap_or(0.0)
     );
     Ok(())
 }

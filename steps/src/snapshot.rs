@@ -87,6 +87,18 @@ impl Sampler {
                     .to_string(),
             );
         }
+        optional_sql.push(
+            "SELECT 'cluster'::text, jsonb_build_object('xact_total', sum(xact_commit + xact_rollback)) \
+             FROM pg_stat_database"
+                .to_string(),
+        );
+        if has(&mut client, "district")? {
+            // TPROC-C: NOPM is the growth of sum(d_next_o_id), as HammerDB counts it.
+            optional_sql.push(
+                "SELECT 'tprocc'::text, jsonb_build_object('d_next_o_id_sum', sum(d_next_o_id)) FROM district"
+                    .to_string(),
+            );
+        }
         let next_sample = last_sample(&dir.join("database.csv")) + 1;
         Ok(Sampler {
             client,

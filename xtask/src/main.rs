@@ -31,6 +31,8 @@ enum Step {
     Snapshot(steps::snapshot::Args),
     /// Time VACUUM of the study's tables after the run
     VacuumTiming(steps::vacuum_timing::Args),
+    /// Verify the TPC-C consistency conditions of a TPROC-C arm
+    Check(steps::check::Args),
     /// Turn run directories into the articles' tables (summary.md, summary.json, report.html)
     Analyze(steps::analyze::Args),
 }
@@ -46,6 +48,7 @@ fn main() {
         Step::Run(a) => steps::run::run(&ctx, a),
         Step::Snapshot(a) => steps::snapshot::run(&ctx, a),
         Step::VacuumTiming(a) => steps::vacuum_timing::run(&ctx, a),
+        Step::Check(a) => steps::check::run(&ctx, a),
         Step::Analyze(a) => steps::analyze::run(&ctx, a),
     });
     if let Err(e) = result {

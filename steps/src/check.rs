@@ -1,0 +1,55 @@
+//! `check`: the TPC-C consistency conditions that the arm's TPROC-C profile guarantees (1–9 for
+//! `hammerdb`, 1–10 and 12 for `spec`), printed per condition with the number of violating
+//! rows. Writes check.json; exits non-zero on any violation.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Result};
+
+use crate::ctx::Ctx;
+use crate::experiment::{for_run, Workload};
+use crate::rundir::{write_json_atomic, RunDir};
+use crate::server::Server;
+use crate::workload::tprocc;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Arm run directory of a TPROC-C study
+    #[arg(long, env = "HOTLAB_RUN")]
+    pub run: PathBuf,
+}
+
+pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
+    let rd = RunDir::open(&args.run)?;
+    let db = rd.database()?;
+    let (study, size, _) = for_run(ctx, &rd)?;
+    if study.workload != Workload::Tprocc {
+        bail!(
+            "check verifies TPROC-C consistency, but {db} is a {:?} database; its run writes its own check.json",
+            study.workload
+        );
+    }
+    let shape = tprocc::Shape::of(&size)?;
+    rd.step("check", || {
+        let server = Server::ensure(ctx)?;
+        let mut c = server.connect(&db)?;
+        crate::run::check_tprocc_database(&mut c, &db, shape.profile)?;
+        let (ok, json) = tprocc::check::run(&mut c, shape.profile)?;
+        for cond in json["conditions"].as_array().into_iter().flatten() {
+            println!(
+                "condition {:>2}  {:<55} {} violating rows",
+                cond["condition"],
+                cond["name"].as_str().unwrap_or(""),
+                cond["violations"]
+            );
+        }
+        write_json_atomic(&rd.file("check.json"), &json)?;
+        if !ok {
+            bail!(
+                "consistency check failed for {db}; see {}",
+                rd.file("check.json").display()
+            );
+        }
+        Ok(())
+    })
+}

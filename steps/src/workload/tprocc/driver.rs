@@ -1,0 +1,434 @@
+//! The TPROC-C driver: one thread and one connection per virtual user, the five transactions as
+//! prepared calls in autocommit, no keying or think time. A monitor (the calling thread) takes
+//! statistics snapshots every `snapshot_every_s` (tagged rampup, then measured) and computes
+//! NOPM and TPM exactly as HammerDB does: Δsum(d_next_o_id) and Δsum(xact_commit +
+//! xact_rollback) of pg_stat_database (the whole cluster) per minute over the measured window.
+//! Client-side counts, errors and latency percentiles per transaction type go to workload.csv
+//! per interval and to workload.json in total.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use hdrhistogram::Histogram;
+use serde_json::{json, Value};
+
+use super::rng::{lastname, Rng};
+use super::{Profile, Shape};
+use crate::rundir::{interrupted, CsvAppender};
+use crate::server::Server;
+use crate::snapshot::Sampler;
+
+pub const TXNS: [&str; 5] = [
+    "new_order",
+    "payment",
+    "order_status",
+    "delivery",
+    "stock_level",
+];
+pub const WORKLOAD_HEADER: &[&str] = &[
+    "t_s",
+    "phase",
+    "txn",
+    "count",
+    "errors",
+    "rollbacks",
+    "p50_ms",
+    "p90_ms",
+    "p95_ms",
+    "p99_ms",
+    "max_ms",
+];
+/// C of C_LAST's NURand at run time: HammerDB uses the load value; the spec needs a different one.
+const C_LAST_RUN_SPEC: i64 = 223;
+const C_ID_RUN_SPEC: i64 = 259;
+
+#[derive(Clone)]
+struct TxnStats {
+    hist: Histogram<u64>,
+    count: u64,
+    errors: u64,
+    rollbacks: u64,
+}
+
+impl TxnStats {
+    fn new() -> TxnStats {
+        TxnStats {
+            hist: Histogram::new_with_bounds(1, 600_000_000, 3).expect("histogram bounds"),
+            count: 0,
+            errors: 0,
+            rollbacks: 0,
+        }
+    }
+    fn add(&mut self, o: &TxnStats) {
+        let _ = self.hist.add(&o.hist);
+        self.count += o.count;
+        self.errors += o.errors;
+        self.rollbacks += o.rollbacks;
+    }
+    fn ms(&self, q: f64) -> f64 {
+        if self.hist.is_empty() {
+            return 0.0;
+        }
+        self.hist.value_at_quantile(q) as f64 / 1000.0
+    }
+    fn row(&self, t: f64, phase: &str, txn: &str) -> Vec<String> {
+        vec![
+            format!("{t:.1}"),
+            phase.into(),
+            txn.into(),
+            self.count.to_string(),
+            self.errors.to_string(),
+            self.rollbacks.to_string(),
+            format!("{:.3}", self.ms(0.5)),
+            format!("{:.3}", self.ms(0.9)),
+            format!("{:.3}", self.ms(0.95)),
+            format!("{:.3}", self.ms(0.99)),
+            format!(
+                "{:.3}",
+                if self.hist.is_empty() {
+                    0.0
+                } else {
+                    self.hist.max() as f64 / 1000.0
+                }
+            ),
+        ]
+    }
+    fn json(&self) -> Value {
+        json!({
+            "count": self.count, "errors": self.errors, "rollbacks": self.rollbacks,
+            "p50_ms": self.ms(0.5), "p90_ms": self.ms(0.9), "p95_ms": self.ms(0.95),
+            "p99_ms": self.ms(0.99),
+            "max_ms": if self.hist.is_empty() { 0.0 } else { self.hist.max() as f64 / 1000.0 },
+        })
+    }
+}
+
+type Stats = [TxnStats; 5];
+
+fn new_stats() -> Stats {
+    std::array::from_fn(|_| TxnStats::new())
+}
+
+/// What one virtual user needs to pick its inputs.
+struct Vu {
+    rng: Rng,
+    profile: Profile,
+    max_w: i32,
+    /// Warehouses this VU draws from: its home one, or its list in all-warehouses mode.
+    warehouses: Vec<i32>,
+    stock_level_d: i32,
+}
+
+impl Vu {
+    fn w(&mut self) -> i32 {
+        let i = self.rng.range(0, self.warehouses.len() as i64 - 1) as usize;
+        self.warehouses[i]
+    }
+    fn c_id(&mut self) -> i32 {
+        match self.profile {
+            Profile::Hammerdb => self.rng.range(1, 3000) as i32,
+            Profile::Spec => self.rng.nurand(1023, 1, 3000, C_ID_RUN_SPEC) as i32,
+        }
+    }
+    fn c_last(&mut self) -> String {
+        let c = match self.profile {
+            Profile::Hammerdb => super::load::C_LAST_LOAD,
+            Profile::Spec => C_LAST_RUN_SPEC,
+        };
+        lastname(self.rng.nurand(255, 0, 999, c))
+    }
+    fn pick(&mut self) -> usize {
+        match self.profile {
+            // HammerDB: RandomNumber(1, 23): 10 New-Order, 10 Payment, 1 each of the others.
+            Profile::Hammerdb => match self.rng.range(1, 23) {
+                1..=10 => 0,
+                11..=20 => 1,
+                21 => 3,
+                22 => 4,
+                _ => 2,
+            },
+            Profile::Spec => match self.rng.range(1, 100) {
+                1..=45 => 0,
+                46..=88 => 1,
+                89..=92 => 2,
+                93..=96 => 3,
+                _ => 4,
+            },
+        }
+    }
+}
+
+fn vu_loop(
+    mut client: postgres::Client,
+    mut vu: Vu,
+    stats: Arc<Mutex<Stats>>,
+    stop: Arc<AtomicBool>,
+) -> Result<()> {
+    let spec = vu.profile == Profile::Spec;
+    let no = client
+        .prepare("SELECT neword($1::int4, $2::int4, $3::int4, $4::int4, $5::int4, $6::bool)")?;
+    let pay = client.prepare(
+        "SELECT payment($1::int4, $2::int4, $3::int4, $4::int4, $5::int4, $6::bool, ($7::int4 / 100.0)::numeric, $8::text, $9::bool)",
+    )?;
+    let os = client.prepare("SELECT ostat($1::int4, $2::int4, $3::int4, $4::bool, $5::text)")?;
+    let del = client.prepare("SELECT delivery($1::int4, $2::int4, $3::bool)")?;
+    let sl = client.prepare("SELECT slev($1::int4, $2::int4, $3::int4)")?;
+    while !stop.load(Ordering::Relaxed) {
+        let kind = vu.pick();
+        let w = vu.w();
+        let t0 = Instant::now();
+        let r = match kind {
+            0 => {
+                let (d, c, n) = (
+                    vu.rng.range(1, 10) as i32,
+                    vu.c_id(),
+                    vu.rng.range(5, 15) as i32,
+                );
+                client
+                    .query_one(&no, &[&w, &vu.max_w, &d, &c, &n, &spec])
+                    .map(|_| ())
+            }
+            1 => {
+                let d = vu.rng.range(1, 10) as i32;
+                let (mut cw, mut cd) = (w, d);
+                if vu.rng.range(1, 100) > 85 {
+                    cd = vu.rng.range(1, 10) as i32;
+                    if vu.max_w > 1 {
+                        while cw == w {
+                            cw = vu.rng.range(1, vu.max_w as i64) as i32;
+                        }
+                    }
+                }
+                let byname = vu.rng.range(1, 100) <= 60;
+                let name = if byname { vu.c_last() } else { String::new() };
+                let c = vu.c_id();
+                let cents: i32 = match vu.profile {
+                    Profile::Hammerdb => vu.rng.range(1, 5000) as i32 * 100,
+                    Profile::Spec => vu.rng.range(100, 500_000) as i32,
+                };
+                client
+                    .query_one(&pay, &[&w, &d, &cw, &cd, &c, &byname, &cents, &name, &spec])
+                    .map(|_| ())
+            }
+            2 => {
+                let d = vu.rng.range(1, 10) as i32;
+                let byname = vu.rng.range(1, 100) <= 60;
+                let name = if byname { vu.c_last() } else { String::new() };
+                let c = vu.c_id();
+                client
+                    .query_one(&os, &[&w, &d, &c, &byname, &name])
+                    .map(|_| ())
+            }
+            3 => {
+                let carrier = vu.rng.range(1, 10) as i32;
+                client.query_one(&del, &[&w, &carrier, &spec]).map(|_| ())
+            }
+            _ => {
+                let threshold = vu.rng.range(10, 20) as i32;
+                client
+                    .query_one(&sl, &[&w, &vu.stock_level_d, &threshold])
+                    .map(|_| ())
+            }
+        };
+        let us = t0.elapsed().as_micros() as u64;
+        let mut s = stats.lock().unwrap();
+        let t = &mut s[kind];
+        match r {
+            Ok(()) => {
+                t.count += 1;
+                let _ = t.hist.record(us.max(1));
+            }
+            // The 1 % invalid-item New-Order rolls back by design (SQLSTATE 02000).
+            Err(e) if e.code() == Some(&postgres::error::SqlState::NO_DATA_FOUND) && kind == 0 => {
+                t.rollbacks += 1;
+                let _ = t.hist.record(us.max(1));
+            }
+            Err(e) => {
+                if e.is_closed() {
+                    return Err(e).context("a virtual user lost its connection");
+                }
+                t.errors += 1;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Warehouses a VU uses: its random home, or HammerDB's all-warehouses list.
+fn warehouse_list(rng: &mut Rng, vu: u32, vus: u32, max_w: i32, all: bool) -> Vec<i32> {
+    if !all {
+        return vec![rng.range(1, max_w as i64) as i32];
+    }
+    let n = (max_w as u32).div_ceil(vus);
+    (0..n)
+        .map(|k| ((vu + k * vus) % max_w as u32) as i32 + 1)
+        .collect()
+}
+
+pub struct Outcome {
+    pub json: Value,
+}
+
+fn monitor_sample(c: &mut postgres::Client) -> Result<(i64, i64)> {
+    let nopm: i64 = c
+        .query_one(
+            "SELECT coalesce(sum(d_next_o_id), 0)::bigint FROM district",
+            &[],
+        )?
+        .get(0);
+    c.batch_execute("SELECT pg_stat_clear_snapshot()")?;
+    let trans: i64 = c
+        .query_one(
+            "SELECT coalesce(sum(xact_commit + xact_rollback), 0)::bigint FROM pg_stat_database",
+            &[],
+        )?
+        .get(0);
+    Ok((nopm, trans))
+}
+
+/// Runs the workload; returns workload.json's content.
+pub fn run(
+    server: &Server,
+    db: &str,
+    shape: &Shape,
+    sampler: &mut Sampler,
+    csv: &mut CsvAppender,
+) -> Result<Outcome> {
+    let mut monitor = server.connect(db)?;
+    monitor.batch_execute("SET application_name = 'hotlab monitor'")?;
+    let max_w: i32 = monitor
+        .query_one("SELECT max(w_id) FROM warehouse", &[])?
+        .get(0);
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut seed = Rng::from_time(0);
+    let mut vus = vec![];
+    for v in 0..shape.vus {
+        let client = server.connect(db)?;
+        let mut rng = Rng::new(seed.next_u64());
+        let warehouses = warehouse_list(&mut rng, v, shape.vus, max_w, shape.all_warehouses);
+        let vu = Vu {
+            stock_level_d: rng.range(1, 10) as i32,
+            rng,
+            profile: shape.profile,
+            max_w,
+            warehouses,
+        };
+        let stats = Arc::new(Mutex::new(new_stats()));
+        let (s2, stop2) = (stats.clone(), stop.clone());
+        vus.push((
+            stats,
+            std::thread::spawn(move || vu_loop(client, vu, s2, stop2)),
+        ));
+    }
+    let every = Duration::from_secs_f64(shape.snapshot_every_s);
+    let rampup = Duration::from_secs_f64(shape.rampup_s);
+    let window = Duration::from_secs_f64(shape.duration_s);
+    let start = Instant::now();
+    let mut totals = (new_stats(), new_stats());
+    let collect =
+        |phase: &str, t: f64, totals: &mut (Stats, Stats), csv: &mut CsvAppender| -> Result<u64> {
+            let mut interval = new_stats();
+            for (s, _) in &vus {
+                let mut g = s.lock().unwrap();
+                for i in 0..5 {
+                    interval[i].add(&g[i]);
+                }
+                *g = new_stats();
+            }
+            let into = if phase == "rampup" {
+                &mut totals.0
+            } else {
+                &mut totals.1
+            };
+            let mut errors = 0;
+            for i in 0..5 {
+                csv.row(&interval[i].row(t, phase, TXNS[i]))?;
+                into[i].add(&interval[i]);
+                errors += interval[i].errors;
+            }
+            Ok(errors)
+        };
+    // Ramp-up: counted apart, sampled as rampup.
+    let mut next = start + every.min(rampup.max(Duration::from_millis(1)));
+    while start.elapsed() < rampup && !interrupted() {
+        if Instant::now() >= next {
+            sampler.take("rampup")?;
+            collect("rampup", start.elapsed().as_secs_f64(), &mut totals, csv)?;
+            next += every;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    if rampup > Duration::ZERO {
+        collect("rampup", start.elapsed().as_secs_f64(), &mut totals, csv)?;
+    }
+    // The measured window: HammerDB's start sample, then samples every interval, then its end.
+    sampler.take("measured")?;
+    let (nopm0, trans0) = monitor_sample(&mut monitor)?;
+    let m0 = Instant::now();
+    let mut next = m0 + every;
+    let mut errors = 0;
+    while m0.elapsed() < window && !interrupted() {
+        let now = Instant::now();
+        if now >= next && now < m0 + window {
+            sampler.take("measured")?;
+            errors += collect("measured", start.elapsed().as_secs_f64(), &mut totals, csv)?;
+            let (n, _) = monitor_sample(&mut monitor)?;
+            let mins = m0.elapsed().as_secs_f64() / 60.0;
+            eprintln!(
+                "  {:>6.0} s  NOPM so far {:>8.0}  errors {errors}",
+                start.elapsed().as_secs_f64(),
+                (n - nopm0) as f64 / mins
+            );
+            next += every;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (nopm1, trans1) = monitor_sample(&mut monitor)?;
+    let measured_s = m0.elapsed().as_secs_f64();
+    sampler.take("measured")?;
+    stop.store(true, Ordering::SeqCst);
+    collect("measured", start.elapsed().as_secs_f64(), &mut totals, csv)?;
+    let mut vu_errors = vec![];
+    for (_, h) in vus {
+        match h.join() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => vu_errors.push(format!("{e:#}")),
+            Err(_) => vu_errors.push("a virtual user panicked".into()),
+        }
+    }
+    let mins = measured_s / 60.0;
+    let nopm = (nopm1 - nopm0) as f64 / mins;
+    let tpm = (trans1 - trans0) as f64 / mins;
+    let per_txn: serde_json::Map<String, Value> = (0..5)
+        .map(|i| (TXNS[i].to_string(), totals.1[i].json()))
+        .collect();
+    let rampup_txn: serde_json::Map<String, Value> = (0..5)
+        .map(|i| (TXNS[i].to_string(), json!(totals.0[i].count)))
+        .collect();
+    let client_tx: u64 = totals.1.iter().map(|t| t.count + t.rollbacks).sum();
+    if !vu_errors.is_empty() {
+        anyhow::bail!("virtual users failed: {}", vu_errors.join("; "));
+    }
+    Ok(Outcome {
+        json: json!({
+            "workload": "tprocc",
+            "profile": shape.profile.name(),
+            "warehouses": shape.warehouses,
+            "vus": shape.vus,
+            "all_warehouses": shape.all_warehouses,
+            "rampup_s": shape.rampup_s,
+            "duration_s": measured_s,
+            "nopm": nopm,
+            "tpm": tpm,
+            "tpm_per_nopm": if nopm > 0.0 { tpm / nopm } else { 0.0 },
+            "new_orders": nopm1 - nopm0,
+            "server_transactions": trans1 - trans0,
+            "client_transactions_per_s": client_tx as f64 / measured_s,
+            "transactions": per_txn,
+            "rampup_transactions": rampup_txn,
+            "interrupted": interrupted(),
+        }),
+    })
+}

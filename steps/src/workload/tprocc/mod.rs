@@ -1,0 +1,101 @@
+//! TPROC-C, HammerDB-compatible (facts in shared/reference/tprocc-hammerdb.md): HammerDB's nine
+//! tables, keys and two secondary indexes, its load rules, the five transactions as PL/pgSQL
+//! functions (sql/tprocc/), a Rust driver, and the TPC-C consistency checks. Two profiles:
+//! `hammerdb` (default) and `spec`.
+
+pub mod check;
+pub mod driver;
+pub mod load;
+pub mod rng;
+
+use anyhow::{bail, Result};
+use serde::{Deserialize, Serialize};
+
+use crate::experiment::Size;
+
+pub const SCHEMA: &str = include_str!("../../../sql/tprocc/schema.sql");
+pub const INDEXES: &str = include_str!("../../../sql/tprocc/indexes.sql");
+pub const FUNCTIONS: &str = include_str!("../../../sql/tprocc/functions.sql");
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Profile {
+    /// HammerDB's update column set and 10/10/1/1/1 mix, uniform ids; two defects fixed.
+    #[default]
+    Hammerdb,
+    /// The full TPC-C updates, NURand ids, 45/43/4/4/4.
+    Spec,
+}
+
+impl Profile {
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::Hammerdb => "hammerdb",
+            Profile::Spec => "spec",
+        }
+    }
+}
+
+/// A TPROC-C size, validated.
+#[derive(Debug, Clone)]
+pub struct Shape {
+    pub warehouses: i64,
+    pub vus: u32,
+    pub rampup_s: f64,
+    pub duration_s: f64,
+    pub snapshot_every_s: f64,
+    pub profile: Profile,
+    pub all_warehouses: bool,
+}
+
+impl Shape {
+    pub fn of(size: &Size) -> Result<Shape> {
+        let Some(warehouses) = size.warehouses else {
+            bail!("tprocc sizes need warehouses");
+        };
+        if warehouses < 1 {
+            bail!("warehouses must be at least 1 (got {warehouses})");
+        }
+        let vus = size.vus.unwrap_or(1);
+        if vus == 0 {
+            bail!("vus must be at least 1");
+        }
+        let duration_s = size.duration_s.unwrap_or(60.0);
+        if duration_s <= 0.0 {
+            bail!("duration_s must be positive");
+        }
+        Ok(Shape {
+            warehouses,
+            vus,
+            rampup_s: size.rampup_s.unwrap_or(0.0).max(0.0),
+            duration_s,
+            snapshot_every_s: size.snapshot_every_s.unwrap_or(duration_s),
+            profile: size.profile.unwrap_or_default(),
+            all_warehouses: size.all_warehouses.unwrap_or(false),
+        })
+    }
+
+    /// The DDL a build of this shape runs (schema, then after the load indexes and functions).
+    pub fn ddl(&self) -> String {
+        format!(
+            "-- tprocc, profile {}, {} warehouse(s)\n{SCHEMA}\n-- (data loaded here)\n{INDEXES}\n{FUNCTIONS}",
+            self.profile.name(),
+            self.warehouses
+        )
+    }
+
+    /// Exact row counts after a load (order_line is checked against sum(o_ol_cnt)).
+    pub fn expected(&self) -> Vec<(String, i64)> {
+        let w = self.warehouses;
+        vec![
+            ("item".into(), load::ITEMS),
+            ("warehouse".into(), w),
+            ("district".into(), 10 * w),
+            ("customer".into(), 30_000 * w),
+            ("history".into(), 30_000 * w),
+            ("orders".into(), 30_000 * w),
+            ("new_order".into(), 9_000 * w),
+            ("stock".into(), 100_000 * w),
+        ]
+    }
+}
