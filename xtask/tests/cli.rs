@@ -71,7 +71,7 @@ fn study_and_arm_input_is_checked() {
     );
     fails(
         &xtask(&env, &["init", "--study", "nope"]),
-        &["unknown study \"nope\"", "known: spv"],
+        &["unknown study \"nope\"", "known: hexacluster-tprocc, spv"],
     );
     fails(
         &xtask(&env, &["init", "--study", "spv", "--size", "huge"]),

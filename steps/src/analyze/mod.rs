@@ -6,6 +6,7 @@
 pub mod load;
 pub mod report;
 pub mod spv;
+pub mod tprocc;
 
 use std::path::{Path, PathBuf};
 
@@ -94,6 +95,7 @@ pub fn analyze_dirs(arm_dirs: &[PathBuf], allow_mixed: bool) -> Result<Analysis>
     let workload = runs[0].meta["workload"].as_str().unwrap_or("").to_string();
     let (markdown, mut json, charts) = match workload.as_str() {
         "spv" => spv::tables(&runs)?,
+        "tprocc" => tprocc::tables(&runs)?,
         other => bail!("analyze does not know workload {other:?} yet"),
     };
     json["generated"] = json!(now_rfc3339());

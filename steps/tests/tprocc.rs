@@ -1,0 +1,155 @@
+//! TPROC-C at one warehouse against the real embedded PostgreSQL 18: exact row counts and index
+//! set after the build, a 15-second run with 2 VUs (NOPM > 0, TPM/NOPM between 2.0 and 2.6),
+//! the consistency conditions of both profiles, and HOT behaviour at fillfactor 100.
+
+use std::path::{Path, PathBuf};
+
+use steps::experiment::PlanArgs;
+use steps::rundir::{create_sweep, read_json};
+use steps::{analyze, apply_fillfactor, build, check, run, server::Server, testing};
+
+fn arm(ctx: &steps::Ctx, size: &str) -> PathBuf {
+    let plan = PlanArgs {
+        study: Some("hexacluster-tprocc".into()),
+        size: Some(size.into()),
+        arms: vec!["default".into()],
+        repeats: 1,
+        ..Default::default()
+    }
+    .plan(ctx)
+    .unwrap();
+    let (_, arms) = create_sweep(ctx, &plan, size, None, false, "test").unwrap();
+    arms[0].path.clone()
+}
+
+fn build_and_run(ctx: &steps::Ctx, dir: &Path) {
+    let p = dir.to_path_buf();
+    build::run(
+        ctx,
+        &build::Args {
+            run: p.clone(),
+            no_template: false,
+        },
+    )
+    .unwrap();
+    apply_fillfactor::run(ctx, &apply_fillfactor::Args { run: p.clone() }).unwrap();
+    run::run(ctx, &run::Args { run: p.clone() }).unwrap();
+    check::run(ctx, &check::Args { run: p.clone() }).unwrap();
+}
+
+#[test]
+fn hammerdb_profile_one_warehouse() {
+    let _g = testing::serial();
+    let ctx = testing::ctx("tprocc");
+    let dir = arm(&ctx, "ci");
+    build_and_run(&ctx, &dir);
+    let meta = read_json(&dir.join("meta.json")).unwrap();
+    let db = meta["build"]["database"].as_str().unwrap().to_string();
+    let server = Server::ensure(&ctx).unwrap();
+    let mut c = server.connect(&db).unwrap();
+
+    // The build: HammerDB's row counts (checked on the template copy, before the run added rows).
+    let rows = &meta["build"]["rows"];
+    for (t, n) in [
+        ("item", 100_000),
+        ("warehouse", 1),
+        ("district", 10),
+        ("customer", 30_000),
+        ("history", 30_000),
+        ("orders", 30_000),
+        ("new_order", 9_000),
+        ("stock", 100_000),
+    ] {
+        assert_eq!(rows[t].as_i64(), Some(n), "{t}");
+    }
+    let ol = rows["order_line"].as_i64().unwrap();
+    assert!((250_000..=350_000).contains(&ol), "order_line {ol}");
+    // The exact index set: nine primary keys but none on history, plus the two secondary ones.
+    let idx: Vec<String> = c
+        .query(
+            "SELECT indexname::text FROM pg_indexes WHERE schemaname = 'public' ORDER BY 1",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(
+        idx,
+        [
+            "customer_i1",
+            "customer_i2",
+            "district_i1",
+            "item_i1",
+            "new_order_i1",
+            "order_line_i1",
+            "orders_i1",
+            "orders_i2",
+            "stock_i1",
+            "warehouse_i1",
+        ]
+    );
+    let fks: i64 = c
+        .query_one(
+            "SELECT count(*) FROM pg_constraint WHERE contype = 'f'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(fks, 0);
+
+    // The run.
+    let w = read_json(&dir.join("workload.json")).unwrap();
+    let nopm = w["nopm"].as_f64().unwrap();
+    let ratio = w["tpm_per_nopm"].as_f64().unwrap();
+    assert!(nopm > 0.0, "{w}");
+    assert!((2.0..=2.6).contains(&ratio), "TPM/NOPM {ratio}: {w}");
+    let no = &w["transactions"]["new_order"];
+    assert!(no["count"].as_u64().unwrap() > 0);
+    assert_eq!(w["transactions"]["payment"]["errors"], 0);
+    assert_eq!(read_json(&dir.join("check.json")).unwrap()["ok"], true);
+
+    // HOT at fillfactor 100: order_line moves to new pages, warehouse and district stay HOT.
+    let a = analyze::analyze_dirs(&[dir.clone()], false).unwrap();
+    let t = &a.json["runs"][0]["tables"];
+    assert!(
+        t["order_line"]["n_tup_newpage_upd"].as_f64().unwrap() > 0.0,
+        "{t}"
+    );
+    for small in ["warehouse", "district"] {
+        let hot = t[small]["hot_pct"].as_f64().unwrap();
+        assert!(hot > 95.0, "{small} HOT {hot}");
+    }
+    assert!(a.markdown.contains("TPM/NOPM"));
+}
+
+#[test]
+fn spec_profile_keeps_conditions_1_to_10_and_12() {
+    let _g = testing::serial();
+    let ctx = testing::ctx("tprocc-spec");
+    let dir = arm(&ctx, "ci-spec");
+    build_and_run(&ctx, &dir);
+    let check = read_json(&dir.join("check.json")).unwrap();
+    assert_eq!(check["ok"], true, "{check}");
+    let numbers: Vec<i64> = check["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["condition"].as_i64().unwrap())
+        .collect();
+    assert_eq!(numbers, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12]);
+    let w = read_json(&dir.join("workload.json")).unwrap();
+    assert_eq!(w["profile"], "spec");
+    assert!(w["nopm"].as_f64().unwrap() > 0.0);
+    // A spec run updates the columns HammerDB leaves alone.
+    let db = read_json(&dir.join("meta.json")).unwrap()["build"]["database"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut c = Server::ensure(&ctx).unwrap().connect(&db).unwrap();
+    let moved: i64 = c
+        .query_one("SELECT count(*) FROM stock WHERE s_order_cnt > 0", &[])
+        .unwrap()
+        .get(0);
+    assert!(moved > 0);
+}
