@@ -93,6 +93,11 @@ spv SIZE='article':
 demo:
     just spv article
 
+# Benchmarks against pgbench in the same run: `just bench build`, `just bench driver --vus 2`
+[group('dev')]
+bench WHAT *ARGS:
+    cargo xtask bench {{WHAT}} {{ARGS}}
+
 # The test suite (starts its own PostgreSQL 18)
 [group('dev')]
 test:

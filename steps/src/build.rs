@@ -32,7 +32,7 @@ pub struct Args {
 }
 
 /// What a workload's loader must provide to the template machinery.
-struct Loader {
+pub struct Loader {
     workload: &'static str,
     ddl: String,
     /// (table, expected rows)
@@ -44,6 +44,58 @@ struct Loader {
 /// The comment that marks a TPROC-C database with its profile (checked by `run` and `check`).
 pub fn tprocc_mark(profile: tprocc::Profile) -> String {
     format!("hotlab tprocc profile={}", profile.name())
+}
+
+impl Loader {
+    pub fn for_size(workload: Workload, size: &crate::experiment::Size) -> Result<Loader> {
+        Ok(match workload {
+            Workload::Spv => {
+                let shape = spv::Shape::of(size)?;
+                Loader {
+                    workload: "spv",
+                    ddl: shape.ddl(),
+                    expected: vec![("spv".into(), shape.rows as i64)],
+                    tprocc: None,
+                }
+            }
+            Workload::Tprocc => {
+                let shape = tprocc::Shape::of(size)?;
+                Loader {
+                    workload: "tprocc",
+                    ddl: shape.ddl(),
+                    expected: shape.expected(),
+                    tprocc: Some(shape),
+                }
+            }
+        })
+    }
+
+    /// The template's name: workload plus a hash of everything that shapes the data.
+    pub fn template_name(&self) -> String {
+        let mut h = Sha256::new();
+        h.update(self.workload);
+        h.update(LOADER_VERSION);
+        h.update(&self.ddl);
+        format!(
+            "hotlab_tpl_{}_{}",
+            self.workload,
+            &format!("{:x}", h.finalize())[..10]
+        )
+    }
+}
+
+/// The template for this loader, loaded unless one exists (or `reload`): (name, reused).
+pub fn ensure_template(server: &Server, loader: &Loader, reload: bool) -> Result<(String, bool)> {
+    let template = loader.template_name();
+    if !reload && server.database_exists(&template)? {
+        if !server.database_is_ours(&template)? {
+            bail!("database {template} exists but was not created by hotlab; drop it or rename it");
+        }
+        eprintln!("hotlab: reusing template {template}");
+        return Ok((template, true));
+    }
+    load_template(server, &template, loader)?;
+    Ok((template, false))
 }
 
 pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
@@ -59,45 +111,9 @@ fn build(ctx: &Ctx, rd: &RunDir, args: &Args) -> Result<()> {
     settings.extend(size.server.clone());
     let changed = server.apply_settings(&settings)?;
     rd.set_meta("server", server.describe()?)?;
-    let loader = match study.workload {
-        Workload::Spv => {
-            let shape = spv::Shape::of(&size)?;
-            Loader {
-                workload: "spv",
-                ddl: shape.ddl(),
-                expected: vec![("spv".into(), shape.rows as i64)],
-                tprocc: None,
-            }
-        }
-        Workload::Tprocc => {
-            let shape = tprocc::Shape::of(&size)?;
-            Loader {
-                workload: "tprocc",
-                ddl: shape.ddl(),
-                expected: shape.expected(),
-                tprocc: Some(shape),
-            }
-        }
-    };
+    let loader = Loader::for_size(study.workload, &size)?;
     std::fs::write(rd.file("ddl.sql"), &loader.ddl)?;
-    let hash = {
-        let mut h = Sha256::new();
-        h.update(loader.workload);
-        h.update(LOADER_VERSION);
-        h.update(&loader.ddl);
-        format!("{:x}", h.finalize())[..10].to_string()
-    };
-    let template = format!("hotlab_tpl_{}_{hash}", loader.workload);
-    let reused = if !args.no_template && server.database_exists(&template)? {
-        if !server.database_is_ours(&template)? {
-            bail!("database {template} exists but was not created by hotlab; drop it or rename it");
-        }
-        eprintln!("hotlab: reusing template {template}");
-        true
-    } else {
-        load_template(&server, &template, &loader)?;
-        false
-    };
+    let (template, reused) = ensure_template(&server, &loader, args.no_template)?;
     let meta = rd.meta()?;
     let db = format!(
         "hotlab_{}_{}",
@@ -135,7 +151,8 @@ fn build(ctx: &Ctx, rd: &RunDir, args: &Args) -> Result<()> {
     Ok(())
 }
 
-fn load_template(server: &Server, template: &str, loader: &Loader) -> Result<()> {
+/// Loads `template` from scratch (under a `_partial` name until its row counts check out).
+pub fn load_template(server: &Server, template: &str, loader: &Loader) -> Result<()> {
     let partial = format!("{template}_partial");
     server.drop_own_database(&partial)?;
     server.drop_own_database(template)?;

@@ -3,6 +3,7 @@
 
 pub mod analyze;
 pub mod apply_fillfactor;
+pub mod bench;
 pub mod build;
 pub mod check;
 pub mod ctx;

@@ -30,11 +30,20 @@ pub const WORKLOAD_HEADER: &[&str] = &[
     "failures",
 ];
 
-#[derive(clap::Args, Debug)]
+#[derive(clap::Args, Debug, Default)]
 pub struct Args {
     /// Arm run directory (built and with its fillfactor applied)
     #[arg(long, env = "HOTLAB_RUN")]
     pub run: PathBuf,
+    /// TPROC-C: virtual users (default: the size's)
+    #[arg(long)]
+    pub vus: Option<u32>,
+    /// TPROC-C: ramp-up seconds (default: the size's)
+    #[arg(long)]
+    pub rampup: Option<f64>,
+    /// TPROC-C: measured seconds (default: the size's)
+    #[arg(long)]
+    pub duration: Option<f64>,
 }
 
 pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
@@ -55,7 +64,16 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     }
     catch_interrupts();
     rd.step("run", || {
-        let (study, size, _arm) = for_run(ctx, &rd)?;
+        let (study, mut size, _arm) = for_run(ctx, &rd)?;
+        if let Some(v) = args.vus {
+            size.vus = Some(v);
+        }
+        if let Some(r) = args.rampup {
+            size.rampup_s = Some(r);
+        }
+        if let Some(d) = args.duration {
+            size.duration_s = Some(d);
+        }
         match study.workload {
             Workload::Spv => run_spv(ctx, &rd, &db, &size),
             Workload::Tprocc => run_tprocc(ctx, &rd, &db, &size),

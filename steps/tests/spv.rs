@@ -41,7 +41,14 @@ fn arm_cycle(ctx: &steps::Ctx, dir: &Path) {
         },
     )
     .unwrap();
-    run::run(ctx, &run::Args { run: p.clone() }).unwrap();
+    run::run(
+        ctx,
+        &run::Args {
+            run: p.clone(),
+            ..Default::default()
+        },
+    )
+    .unwrap();
     vacuum_timing::run(ctx, &vacuum_timing::Args { run: p }).unwrap();
 }
 

@@ -33,7 +33,14 @@ fn build_and_run(ctx: &steps::Ctx, dir: &Path) {
     )
     .unwrap();
     apply_fillfactor::run(ctx, &apply_fillfactor::Args { run: p.clone() }).unwrap();
-    run::run(ctx, &run::Args { run: p.clone() }).unwrap();
+    run::run(
+        ctx,
+        &run::Args {
+            run: p.clone(),
+            ..Default::default()
+        },
+    )
+    .unwrap();
     check::run(ctx, &check::Args { run: p.clone() }).unwrap();
 }
 
@@ -110,7 +117,7 @@ fn hammerdb_profile_one_warehouse() {
     assert_eq!(read_json(&dir.join("check.json")).unwrap()["ok"], true);
 
     // HOT at fillfactor 100: order_line moves to new pages, warehouse and district stay HOT.
-    let a = analyze::analyze_dirs(&[dir.clone()], false).unwrap();
+    let a = analyze::analyze_dirs(std::slice::from_ref(&dir), false).unwrap();
     let t = &a.json["runs"][0]["tables"];
     assert!(
         t["order_line"]["n_tup_newpage_upd"].as_f64().unwrap() > 0.0,

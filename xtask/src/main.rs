@@ -33,6 +33,8 @@ enum Step {
     VacuumTiming(steps::vacuum_timing::Args),
     /// Verify the TPC-C consistency conditions of a TPROC-C arm
     Check(steps::check::Args),
+    /// Benchmarks against pgbench measured in the same run: build, driver
+    Bench(steps::bench::Args),
     /// Turn run directories into the articles' tables (summary.md, summary.json, report.html)
     Analyze(steps::analyze::Args),
 }
@@ -50,6 +52,7 @@ fn main() {
         Step::VacuumTiming(a) => steps::vacuum_timing::run(&ctx, a),
         Step::Check(a) => steps::check::run(&ctx, a),
         Step::Analyze(a) => steps::analyze::run(&ctx, a),
+        Step::Bench(a) => steps::bench::run(&ctx, a),
     });
     if let Err(e) = result {
         // One line: the outermost message first, then its causes.

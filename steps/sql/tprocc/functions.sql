@@ -213,3 +213,10 @@ RETURNS integer AS $$
        AND ol_o_id < d_next_o_id AND ol_o_id >= d_next_o_id - 20
        AND s_w_id = st_w_id AND s_i_id = ol_i_id AND s_quantity < threshold
 $$ LANGUAGE sql STABLE;
+
+-- Lastname(n) of TPC-C, for scripts that cannot build names client-side (pgbench benchmarks).
+CREATE OR REPLACE FUNCTION tpcc_lastname(n integer) RETURNS text AS $$
+    SELECT (ARRAY['BAR','OUGHT','ABLE','PRI','PRES','ESE','ANTI','CALLY','ATION','EING'])[n / 100 + 1]
+        || (ARRAY['BAR','OUGHT','ABLE','PRI','PRES','ESE','ANTI','CALLY','ATION','EING'])[(n / 10) % 10 + 1]
+        || (ARRAY['BAR','OUGHT','ABLE','PRI','PRES','ESE','ANTI','CALLY','ATION','EING'])[n % 10 + 1]
+$$ LANGUAGE sql IMMUTABLE;

@@ -1,0 +1,389 @@
+//! `bench`: benchmarks that print hotlab's figure, pgbench's figure measured in the same run,
+//! and their ratio (never timed unit tests). Runs alternate A B B A with `--repeats 2`.
+//! - `bench build`: bytes per second of a fresh TPROC-C build vs `pgbench -i -I dtgvp` of a
+//!   comparable size, and the template rebuild (`CREATE DATABASE … TEMPLATE`) vs the fresh build.
+//! - `bench driver`: hotlab's driver vs pgbench running the same functions with the same
+//!   10/10/1/1/1 mix (weighted `-f` scripts), same clients and duration: TPS and client CPU
+//!   seconds per 1,000 transactions.
+//!
+//! Writes `data/runs/bench/<time>-<what>/result.json` (and the driver's snapshots).
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use serde_json::json;
+
+use crate::build::{ensure_template, load_template, Loader};
+use crate::ctx::Ctx;
+use crate::experiment::{Size, Workload};
+use crate::rundir::{write_json_atomic, CsvAppender, RunDir};
+use crate::server::Server;
+use crate::snapshot::Sampler;
+use crate::workload::{pgbench, tprocc};
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(subcommand)]
+    pub what: What,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum What {
+    /// Fresh TPROC-C build vs `pgbench -i` (bytes/s), and template rebuild vs fresh build
+    Build {
+        /// Warehouses to build
+        #[arg(long, default_value_t = 4)]
+        warehouses: i64,
+        /// Pairs of runs (2 = A B B A)
+        #[arg(long, default_value_t = 2)]
+        repeats: u32,
+    },
+    /// hotlab's TPROC-C driver vs pgbench on the same functions and mix
+    Driver {
+        /// Warehouses in the database
+        #[arg(long, default_value_t = 4)]
+        warehouses: i64,
+        /// Clients (virtual users) for both
+        #[arg(long, default_value_t = 2)]
+        vus: u32,
+        /// Seconds per run
+        #[arg(long, default_value_t = 60.0)]
+        duration: f64,
+        /// Pairs of runs (2 = A B B A)
+        #[arg(long, default_value_t = 2)]
+        repeats: u32,
+    },
+}
+
+/// CPU seconds (user + system) of this process or of its waited-for children.
+fn cpu_seconds(who: i32) -> f64 {
+    // SAFETY: getrusage fills the struct we pass; RUSAGE_SELF/CHILDREN are valid selectors.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(who, &mut u) };
+    let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
+    t(u.ru_utime) + t(u.ru_stime)
+}
+
+fn order(repeats: u32) -> Vec<char> {
+    (0..repeats.max(1))
+        .flat_map(|k| if k % 2 == 0 { ['A', 'B'] } else { ['B', 'A'] })
+        .collect()
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len().max(1) as f64
+}
+
+fn spread(v: &[f64]) -> f64 {
+    let m = mean(v);
+    if m == 0.0 {
+        return 0.0;
+    }
+    let (lo, hi) = v
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(*x), b.max(*x)));
+    100.0 * (hi - lo) / m
+}
+
+fn tprocc_size(warehouses: i64) -> Size {
+    Size {
+        warehouses: Some(warehouses),
+        ..Default::default()
+    }
+}
+
+fn out_dir(ctx: &Ctx, what: &str) -> Result<PathBuf> {
+    let d = ctx.runs_dir().join("bench").join(format!(
+        "{}-{what}",
+        chrono::Local::now().format("%Y%m%d-%H%M%S")
+    ));
+    std::fs::create_dir_all(&d)?;
+    Ok(d)
+}
+
+fn db_bytes(server: &Server, db: &str) -> Result<i64> {
+    Ok(server
+        .connect(db)?
+        .query_one("SELECT pg_database_size(current_database())", &[])?
+        .get(0))
+}
+
+pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
+    crate::rundir::catch_interrupts();
+    let server = Server::ensure(ctx)?;
+    match &args.what {
+        What::Build {
+            warehouses,
+            repeats,
+        } => bench_build(ctx, &server, *warehouses, *repeats),
+        What::Driver {
+            warehouses,
+            vus,
+            duration,
+            repeats,
+        } => bench_driver(ctx, &server, *warehouses, *vus, *duration, *repeats),
+    }
+}
+
+fn bench_build(ctx: &Ctx, server: &Server, warehouses: i64, repeats: u32) -> Result<()> {
+    if warehouses < 1 {
+        bail!("--warehouses must be at least 1");
+    }
+    let dir = out_dir(ctx, "build")?;
+    let loader = Loader::for_size(Workload::Tprocc, &tprocc_size(warehouses))?;
+    // pgbench scale with about the same bytes (≈103 MB per warehouse, ≈15.6 MB per scale).
+    let scale = ((warehouses as f64 * 103.0 / 15.6).round() as i64).max(1);
+    let (mut ours, mut theirs, mut copies, mut fresh) = (vec![], vec![], vec![], vec![]);
+    let mut runs = vec![];
+    for arm in order(repeats) {
+        if crate::rundir::interrupted() {
+            bail!("interrupted");
+        }
+        server.drop_own_database("hotlab_bench_copy")?;
+        if arm == 'A' {
+            server.drop_own_database("hotlab_bench_pgbench")?;
+            let t = Instant::now();
+            load_template(server, "hotlab_bench_build", &loader)?;
+            let secs = t.elapsed().as_secs_f64();
+            let bytes = db_bytes(server, "hotlab_bench_build")?;
+            let t = Instant::now();
+            server.create_own_database("hotlab_bench_copy", Some("hotlab_bench_build"))?;
+            let copy = t.elapsed().as_secs_f64();
+            eprintln!(
+                "  hotlab build: {} MiB in {secs:.1} s; template copy {copy:.2} s",
+                bytes / 1048576
+            );
+            ours.push(bytes as f64 / secs);
+            fresh.push(secs);
+            copies.push(copy);
+            runs.push(
+                json!({"arm": "hotlab", "bytes": bytes, "seconds": secs, "template_copy_s": copy}),
+            );
+        } else {
+            server.drop_own_database("hotlab_bench_build")?;
+            server.drop_own_database("hotlab_bench_pgbench")?;
+            server.create_own_database("hotlab_bench_pgbench", None)?;
+            let t = Instant::now();
+            let out = std::process::Command::new(server.bin("pgbench"))
+                .envs(server.conn.libpq_env("hotlab_bench_pgbench"))
+                .args(["-i", "-q", "-I", "dtgvp", "-s", &scale.to_string()])
+                .output()
+                .context("running pgbench -i")?;
+            if !out.status.success() {
+                bail!(
+                    "pgbench -i failed: {}",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                );
+            }
+            let secs = t.elapsed().as_secs_f64();
+            let bytes = db_bytes(server, "hotlab_bench_pgbench")?;
+            eprintln!(
+                "  pgbench -i -s {scale}: {} MiB in {secs:.1} s",
+                bytes / 1048576
+            );
+            theirs.push(bytes as f64 / secs);
+            runs.push(json!({"arm": "pgbench", "scale": scale, "bytes": bytes, "seconds": secs}));
+        }
+    }
+    for db in [
+        "hotlab_bench_copy",
+        "hotlab_bench_build",
+        "hotlab_bench_pgbench",
+    ] {
+        server.drop_own_database(db)?;
+    }
+    let ratio = mean(&ours) / mean(&theirs);
+    let tpl = mean(&fresh) / mean(&copies);
+    println!(
+        "bench build ({warehouses} warehouses, order {})",
+        order(repeats).iter().collect::<String>()
+    );
+    println!(
+        "  hotlab fresh build   {:>8.1} MB/s  (spread {:.0} %)",
+        mean(&ours) / 1e6,
+        spread(&ours)
+    );
+    println!(
+        "  pgbench -i -I dtgvp  {:>8.1} MB/s  (spread {:.0} %)",
+        mean(&theirs) / 1e6,
+        spread(&theirs)
+    );
+    println!("  ratio                {ratio:>8.2}x   (target >= 1.2)");
+    println!(
+        "  template rebuild     {:>8.2} s vs fresh {:.1} s: {tpl:.0}x faster (target >= 10)",
+        mean(&copies),
+        mean(&fresh)
+    );
+    write_json_atomic(
+        &dir.join("result.json"),
+        &json!({"what": "build", "warehouses": warehouses, "pgbench_scale": scale, "runs": runs,
+                "hotlab_bytes_per_s": mean(&ours), "pgbench_bytes_per_s": mean(&theirs),
+                "ratio": ratio, "template_speedup": tpl}),
+    )?;
+    Ok(())
+}
+
+const PGBENCH_SCRIPTS: &[(&str, &str, u32)] = &[
+    (
+        "new_order.pgbench",
+        include_str!("../sql/bench/new_order.pgbench"),
+        10,
+    ),
+    (
+        "payment.pgbench",
+        include_str!("../sql/bench/payment.pgbench"),
+        10,
+    ),
+    (
+        "delivery.pgbench",
+        include_str!("../sql/bench/delivery.pgbench"),
+        1,
+    ),
+    (
+        "stock_level.pgbench",
+        include_str!("../sql/bench/stock_level.pgbench"),
+        1,
+    ),
+    (
+        "order_status.pgbench",
+        include_str!("../sql/bench/order_status.pgbench"),
+        1,
+    ),
+];
+const WRAPPERS: &str = include_str!("../sql/bench/pgbench_wrappers.sql");
+
+fn fresh_db(server: &Server, template: &str) -> Result<()> {
+    server.drop_own_database("hotlab_bench_driver")?;
+    server.create_own_database("hotlab_bench_driver", Some(template))?;
+    server
+        .connect("hotlab_bench_driver")?
+        .batch_execute(WRAPPERS)?;
+    Ok(())
+}
+
+fn bench_driver(
+    ctx: &Ctx,
+    server: &Server,
+    warehouses: i64,
+    vus: u32,
+    duration: f64,
+    repeats: u32,
+) -> Result<()> {
+    let dir = out_dir(ctx, "driver")?;
+    let mut size = tprocc_size(warehouses);
+    size.vus = Some(vus);
+    size.duration_s = Some(duration);
+    size.rampup_s = Some(0.0);
+    size.snapshot_every_s = Some(duration);
+    size.all_warehouses = Some(true);
+    let shape = tprocc::Shape::of(&size)?;
+    let loader = Loader::for_size(Workload::Tprocc, &size)?;
+    let (template, _) = ensure_template(server, &loader, false)?;
+    for (name, text, _) in PGBENCH_SCRIPTS {
+        std::fs::write(dir.join(name), text)?;
+    }
+    let (mut tps, mut cpu) = ((vec![], vec![]), (vec![], vec![]));
+    let mut runs = vec![];
+    for (k, arm) in order(repeats).into_iter().enumerate() {
+        if crate::rundir::interrupted() {
+            bail!("interrupted");
+        }
+        fresh_db(server, &template)?;
+        if arm == 'A' {
+            let rd = RunDir {
+                path: dir.join(format!("hotlab-{k}")),
+            };
+            std::fs::create_dir_all(rd.file("snapshots"))?;
+            let mut sampler = Sampler::new(server, "hotlab_bench_driver", &rd)?;
+            let mut csv =
+                CsvAppender::open(&rd.file("workload.csv"), tprocc::driver::WORKLOAD_HEADER)?;
+            let c0 = cpu_seconds(libc::RUSAGE_SELF);
+            let out = tprocc::driver::run(
+                server,
+                "hotlab_bench_driver",
+                &shape,
+                &mut sampler,
+                &mut csv,
+            )?;
+            let c = cpu_seconds(libc::RUSAGE_SELF) - c0;
+            let t = out.json["client_transactions_per_s"]
+                .as_f64()
+                .unwrap_or(0.0);
+            let per_k = c / (t * duration / 1000.0);
+            eprintln!("  hotlab driver: {t:.1} TPS, {per_k:.3} CPU s per 1,000");
+            tps.0.push(t);
+            cpu.0.push(per_k);
+            runs.push(json!({"arm": "hotlab", "tps": t, "cpu_s": c, "cpu_s_per_1000": per_k}));
+        } else {
+            let mut a = vec![
+                "-n".to_string(),
+                "-M".into(),
+                "prepared".into(),
+                "-c".into(),
+                vus.to_string(),
+                "-j".into(),
+                vus.to_string(),
+                "-T".into(),
+                format!("{}", duration.round() as i64),
+                "-D".into(),
+                format!("max_w={warehouses}"),
+            ];
+            for (name, _, w) in PGBENCH_SCRIPTS {
+                a.push("-f".into());
+                a.push(format!("{}@{w}", dir.join(name).display()));
+            }
+            a.push("hotlab_bench_driver".into());
+            let c0 = cpu_seconds(libc::RUSAGE_CHILDREN);
+            let out = std::process::Command::new(server.bin("pgbench"))
+                .envs(server.conn.libpq_env("hotlab_bench_driver"))
+                .args(&a)
+                .output()
+                .context("running pgbench")?;
+            let c = cpu_seconds(libc::RUSAGE_CHILDREN) - c0;
+            let text = String::from_utf8_lossy(&out.stdout).to_string()
+                + &String::from_utf8_lossy(&out.stderr);
+            if !out.status.success() {
+                bail!(
+                    "pgbench failed: {}",
+                    text.lines().rev().take(3).collect::<Vec<_>>().join(" | ")
+                );
+            }
+            let s = pgbench::parse_summary(&text);
+            let t = s.tps.unwrap_or(0.0);
+            let per_k = c / (s.transactions as f64 / 1000.0);
+            eprintln!("  pgbench:       {t:.1} TPS, {per_k:.3} CPU s per 1,000");
+            tps.1.push(t);
+            cpu.1.push(per_k);
+            runs.push(json!({"arm": "pgbench", "tps": t, "transactions": s.transactions, "cpu_s": c, "cpu_s_per_1000": per_k}));
+        }
+    }
+    server.drop_own_database("hotlab_bench_driver")?;
+    let tps_ratio = mean(&tps.0) / mean(&tps.1);
+    let cpu_ratio = mean(&cpu.0) / mean(&cpu.1);
+    println!(
+        "bench driver ({warehouses} warehouses, {vus} clients, {duration} s per run, order {})",
+        order(repeats).iter().collect::<String>()
+    );
+    println!(
+        "  hotlab   {:>8.1} TPS (spread {:.0} %)  {:.3} CPU s / 1,000",
+        mean(&tps.0),
+        spread(&tps.0),
+        mean(&cpu.0)
+    );
+    println!(
+        "  pgbench  {:>8.1} TPS (spread {:.0} %)  {:.3} CPU s / 1,000",
+        mean(&tps.1),
+        spread(&tps.1),
+        mean(&cpu.1)
+    );
+    println!(
+        "  TPS ratio {tps_ratio:.2} (target >= 1.0); CPU ratio {cpu_ratio:.2} (target <= 1.0)"
+    );
+    write_json_atomic(
+        &dir.join("result.json"),
+        &json!({"what": "driver", "warehouses": warehouses, "vus": vus, "duration_s": duration,
+                "runs": runs, "tps_ratio": tps_ratio, "cpu_ratio": cpu_ratio}),
+    )?;
+    Ok(())
+}
