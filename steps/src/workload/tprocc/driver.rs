@@ -160,12 +160,25 @@ impl Vu {
     }
 }
 
+/// CPU seconds this thread has used.
+fn thread_cpu_seconds() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes into the timespec we own.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
+}
+
+/// Runs one virtual user until told to stop; returns the CPU seconds its thread used.
 fn vu_loop(
     mut client: postgres::Client,
     mut vu: Vu,
     stats: Arc<Mutex<Stats>>,
     stop: Arc<AtomicBool>,
-) -> Result<()> {
+) -> Result<f64> {
+    let cpu0 = thread_cpu_seconds();
     let spec = vu.profile == Profile::Spec;
     let no = client
         .prepare("SELECT neword($1::int4, $2::int4, $3::int4, $4::int4, $5::int4, $6::bool)")?;
@@ -253,7 +266,7 @@ fn vu_loop(
             }
         }
     }
-    Ok(())
+    Ok(thread_cpu_seconds() - cpu0)
 }
 
 /// Warehouses a VU uses: its random home, or HammerDB's all-warehouses list.
@@ -391,9 +404,10 @@ pub fn run(
     stop.store(true, Ordering::SeqCst);
     collect("measured", start.elapsed().as_secs_f64(), &mut totals, csv)?;
     let mut vu_errors = vec![];
+    let mut vu_cpu = 0.0;
     for (_, h) in vus {
         match h.join() {
-            Ok(Ok(())) => {}
+            Ok(Ok(cpu)) => vu_cpu += cpu,
             Ok(Err(e)) => vu_errors.push(format!("{e:#}")),
             Err(_) => vu_errors.push("a virtual user panicked".into()),
         }
@@ -426,6 +440,7 @@ pub fn run(
             "new_orders": nopm1 - nopm0,
             "server_transactions": trans1 - trans0,
             "client_transactions_per_s": client_tx as f64 / measured_s,
+            "vu_cpu_s": vu_cpu,
             "transactions": per_txn,
             "rampup_transactions": rampup_txn,
             "interrupted": interrupted(),
