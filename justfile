@@ -3,6 +3,10 @@
 
 set shell := ["bash", "-euo", "pipefail", "-c"]
 
+# The study and size `just sweep` uses: STUDY=spv SIZE=ci just sweep spv 100 50
+STUDY := env_var_or_default('STUDY', 'hexacluster-tprocc')
+SIZE := env_var_or_default('SIZE', 'quick')
+
 # Show the recipes
 default:
     @just --list
@@ -82,6 +86,11 @@ study STUDY SIZE='' *ARGS:
         if [ "$rc" -ne 0 ]; then echo "arm $arm failed (see its meta.json); going on" >&2; fi
     done
     cargo xtask analyze "$(dirname "$(echo "$arms" | head -n 1)")"
+
+# Which fillfactor does TABLE need? Each value through the full cold cycle, then the ladder
+[group('studies')]
+sweep TABLE +FFS:
+    just study {{STUDY}} {{SIZE}} --label sweep-{{TABLE}} --sweep {{TABLE}} --values {{replace(FFS, ' ', ',')}}
 
 # Study 003: fillfactor 100/75/50/30 on 10,000 rows, 1M row updates
 [group('studies')]

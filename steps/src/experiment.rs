@@ -102,6 +102,8 @@ pub struct Plan {
     pub size: Size,
     pub arms: Vec<Arm>,
     pub repeats: u32,
+    /// A fillfactor sweep of one table: (table, values in the order asked).
+    pub sweep: Option<(String, Vec<u32>)>,
 }
 
 impl Plan {
@@ -277,6 +279,13 @@ pub struct PlanArgs {
     /// Run every arm this many times, alternating the order (A B, B A, …)
     #[arg(long, default_value_t = 1)]
     pub repeats: u32,
+    /// Sweep one table over fillfactor values (see --values): one arm per value, only that
+    /// table's fillfactor changes, the rewrite list stays the same
+    #[arg(long, value_name = "TABLE")]
+    pub sweep: Option<String>,
+    /// Fillfactor values for --sweep, e.g. 100,90,80
+    #[arg(long, value_delimiter = ',', value_name = "FF")]
+    pub values: Vec<u32>,
 }
 
 impl PlanArgs {
@@ -317,6 +326,20 @@ impl PlanArgs {
             validate_arm(&study, &arm)?;
             arms.push(arm);
         }
+        let sweep = match &self.sweep {
+            None => None,
+            Some(t) => {
+                let values = sweep_values(&study, t, &self.values)?;
+                for v in &values {
+                    arms.push(Arm {
+                        name: format!("{t}-ff{v}"),
+                        fillfactor: BTreeMap::from([(t.clone(), *v)]),
+                        index_fillfactor: BTreeMap::new(),
+                    });
+                }
+                Some((t.clone(), values))
+            }
+        };
         if arms.is_empty() {
             arms = study.arms.clone();
         }
@@ -329,8 +352,33 @@ impl PlanArgs {
             size,
             arms,
             repeats: self.repeats,
+            sweep,
         })
     }
+}
+
+/// The values of a sweep of `table`: at least two, none repeated, each in range, and the table
+/// must be one the workload updates.
+pub fn sweep_values(study: &Study, table: &str, values: &[u32]) -> Result<Vec<u32>> {
+    if !study.tables.iter().any(|t| t == table) {
+        bail!(
+            "{table} is never updated by {} (study {}); fillfactor cannot help it. Updated tables: {}",
+            serde_json::to_value(study.workload)?.as_str().unwrap_or("this workload"),
+            study.name,
+            study.tables.join(", ")
+        );
+    }
+    if values.len() < 2 {
+        bail!("a sweep needs at least two fillfactor values, e.g. --values 100,90,80 (just sweep {table} 100 90 80)");
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for v in values {
+        check_fillfactor(table, *v)?;
+        if !seen.insert(*v) {
+            bail!("fillfactor {v} appears twice in the sweep of {table}; give each value once");
+        }
+    }
+    Ok(values.to_vec())
 }
 
 /// `stock=90,order_line=80` → an arm named `stock90-order_line80`.
@@ -386,6 +434,7 @@ mod tests {
                 .map(|n| Arm { name: n.to_string(), fillfactor: BTreeMap::new(), index_fillfactor: BTreeMap::new() })
                 .collect(),
             repeats,
+            sweep: None,
         }
     }
 

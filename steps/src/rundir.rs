@@ -328,6 +328,7 @@ pub fn create_sweep(
             "size": plan.size_name,
             "arms": plan.arms,
             "repeats": plan.repeats,
+            "sweep": plan.sweep.as_ref().map(|(t, v)| json!({"table": t, "values": v})),
             "order": order.iter().map(|(dir, _)| dir.clone()).collect::<Vec<_>>(),
             "command": command_line,
             "created": now_rfc3339(),
@@ -378,4 +379,10 @@ pub fn find_arm_dirs(dir: &Path) -> Result<Vec<PathBuf>> {
     }
     out.sort();
     Ok(out)
+}
+
+/// The table a sweep varies, from the sweep.json beside an arm directory.
+pub fn swept_table(arm_dir: &Path) -> Option<String> {
+    let sweep = read_json(&arm_dir.parent()?.join("sweep.json")).ok()?;
+    sweep["sweep"]["table"].as_str().map(str::to_string)
 }

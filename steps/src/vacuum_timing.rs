@@ -1,4 +1,5 @@
-//! `vacuum-timing`: after the run, `VACUUM (VERBOSE)` of each table on the study's list, timed,
+//! `vacuum-timing`: after the run, `VACUUM (VERBOSE)` of each table on the study's list (and of
+//! the swept table in a sweep), timed,
 //! with the pages and tuples it removed (parsed from its report), then a `post` snapshot.
 //! Appends to vacuum.csv.
 
@@ -47,7 +48,14 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             .connect(postgres::NoTls)
             .context("connecting for VACUUM")?;
         let mut csv = CsvAppender::open(&rd.file("vacuum.csv"), VACUUM_HEADER)?;
-        for t in &study.vacuum_timing {
+        // In a sweep, the swept table is timed too: the ladder shows its VACUUM seconds.
+        let mut tables = study.vacuum_timing.clone();
+        if let Some(t) = crate::rundir::swept_table(&rd.path) {
+            if !tables.contains(&t) {
+                tables.push(t);
+            }
+        }
+        for t in &tables {
             let size = |c: &mut postgres::Client| -> Result<i64> {
                 Ok(
                     c.query_one("SELECT pg_relation_size(to_regclass($1))", &[t])?

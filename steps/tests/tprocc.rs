@@ -160,3 +160,56 @@ fn spec_profile_keeps_conditions_1_to_10_and_12() {
         .get(0);
     assert!(moved > 0);
 }
+
+#[test]
+fn sweep_of_order_line_recommends_a_fillfactor() {
+    let _g = testing::serial();
+    let ctx = testing::ctx("sweep");
+    let plan = PlanArgs {
+        study: Some("hexacluster-tprocc".into()),
+        size: Some("ci".into()),
+        sweep: Some("order_line".into()),
+        values: vec![100, 70],
+        repeats: 1,
+        ..Default::default()
+    }
+    .plan(&ctx)
+    .unwrap();
+    let (sweep, arms) = create_sweep(&ctx, &plan, "sweep", None, false, "test").unwrap();
+    assert_eq!(arms.len(), 2);
+    for a in &arms {
+        build_and_run(&ctx, &a.path);
+        steps::vacuum_timing::run(
+            &ctx,
+            &steps::vacuum_timing::Args {
+                run: a.path.clone(),
+            },
+        )
+        .unwrap();
+    }
+    let dirs = steps::rundir::find_arm_dirs(&sweep).unwrap();
+    let a = analyze::analyze_dirs(&dirs, false).unwrap();
+    let ladder = &a.json["ladder"];
+    assert_eq!(ladder["table"], "order_line");
+    let rows = ladder["rows"].as_array().unwrap();
+    let ff: Vec<u64> = rows
+        .iter()
+        .map(|r| r["fillfactor"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ff, [100, 70]);
+    let np = |i: usize| rows[i]["newpage_pct"].as_f64().unwrap();
+    assert!(
+        np(1) < np(0),
+        "new-page % at 70 ({}) not below 100 ({})",
+        np(1),
+        np(0)
+    );
+    assert!(rows[0]["vacuum_s"].as_f64().is_some(), "{ladder}");
+    let text = ladder["recommendation"]["text"].as_str().unwrap();
+    assert!(text.contains("order_line"), "{text}");
+    assert!(
+        a.markdown.starts_with("## Sweep of order_line"),
+        "{}",
+        a.markdown
+    );
+}

@@ -33,6 +33,8 @@ pub struct ArmRun {
     pub tables: HashMap<(String, String), Window>,
     /// (object, metric) → window, from snapshots/database.csv
     pub database: HashMap<(String, String), Window>,
+    /// table → post-run VACUUM seconds, from vacuum.csv
+    pub vacuum: HashMap<String, f64>,
 }
 
 impl ArmRun {
@@ -51,6 +53,15 @@ impl ArmRun {
             resets,
             tables: window(&dir.join("snapshots/tables.csv"))?,
             database: window(&dir.join("snapshots/database.csv"))?,
+            vacuum: std::fs::read_to_string(dir.join("vacuum.csv"))
+                .unwrap_or_default()
+                .lines()
+                .skip(1)
+                .filter_map(|l| {
+                    let mut f = l.split(',');
+                    Some((f.next()?.to_string(), f.next()?.parse().ok()?))
+                })
+                .collect(),
             meta,
         })
     }

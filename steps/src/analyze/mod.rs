@@ -3,6 +3,7 @@
 //! the snapshot CSVs. Writes summary.md (also printed), summary.json, report.html and
 //! charts/*.svg into the output directory.
 
+pub mod ladder;
 pub mod load;
 pub mod report;
 pub mod spv;
@@ -29,6 +30,10 @@ pub struct Args {
     /// Accept runs of different studies in one analysis
     #[arg(long)]
     pub allow_mixed: bool,
+    /// Sweep recommendation: the highest fillfactor whose new-page share is at or below this
+    /// percentage
+    #[arg(long, default_value_t = 0.5)]
+    pub threshold: f64,
 }
 
 /// What a study's analysis returns: Markdown, JSON, and (file name, SVG) charts.
@@ -68,14 +73,21 @@ pub fn run(_ctx: &Ctx, args: &Args) -> Result<()> {
         (None, [one]) => one.clone(),
         _ => bail!("several input directories: pass --out DIR for the report"),
     };
-    let analysis = analyze_dirs(&arm_dirs, args.allow_mixed)?;
+    let analysis = analyze_with(&arm_dirs, args.allow_mixed, args.threshold)?;
     write(&out, &analysis)?;
     println!("{}", analysis.markdown);
     eprintln!("hotlab: report: {}", out.join("report.html").display());
     Ok(())
 }
 
+/// The default sweep threshold: 0.5 % of updates on a new page.
+pub const DEFAULT_THRESHOLD: f64 = 0.5;
+
 pub fn analyze_dirs(arm_dirs: &[PathBuf], allow_mixed: bool) -> Result<Analysis> {
+    analyze_with(arm_dirs, allow_mixed, DEFAULT_THRESHOLD)
+}
+
+pub fn analyze_with(arm_dirs: &[PathBuf], allow_mixed: bool, threshold: f64) -> Result<Analysis> {
     let runs: Vec<ArmRun> = arm_dirs
         .iter()
         .map(|d| ArmRun::load(d))
@@ -93,11 +105,16 @@ pub fn analyze_dirs(arm_dirs: &[PathBuf], allow_mixed: bool) -> Result<Analysis>
         );
     }
     let workload = runs[0].meta["workload"].as_str().unwrap_or("").to_string();
-    let (markdown, mut json, charts) = match workload.as_str() {
+    let (mut markdown, mut json, charts) = match workload.as_str() {
         "spv" => spv::tables(&runs)?,
         "tprocc" => tprocc::tables(&runs)?,
         other => bail!("analyze does not know workload {other:?} yet"),
     };
+    if let Some(table) = ladder::swept_table(&runs) {
+        let (md, lj) = ladder::ladder(&runs, &table, threshold);
+        markdown = format!("{md}\n{markdown}");
+        json["ladder"] = lj;
+    }
     json["generated"] = json!(now_rfc3339());
     json["studies"] = json!(studies);
     Ok(Analysis {
