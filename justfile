@@ -6,6 +6,8 @@ set shell := ["bash", "-euo", "pipefail", "-c"]
 # The study and size `just sweep` uses: STUDY=spv SIZE=ci just sweep spv 100 50
 STUDY := env_var_or_default('STUDY', 'hexacluster-tprocc')
 SIZE := env_var_or_default('SIZE', 'quick')
+# How many times `just compare` runs each arm (alternating order: A B B A …)
+REPEATS := env_var_or_default('REPEATS', '1')
 
 # Show the recipes
 default:
@@ -91,6 +93,16 @@ study STUDY SIZE='' *ARGS:
 [group('studies')]
 sweep TABLE +FFS:
     just study {{STUDY}} {{SIZE}} --label sweep-{{TABLE}} --sweep {{TABLE}} --values {{replace(FFS, ' ', ',')}}
+
+# Run a study's arms; REPEATS=n runs them n times in alternating order (A B B A …)
+[group('studies')]
+compare STUDY SIZE='':
+    just study {{STUDY}} {{SIZE}} --repeats {{REPEATS}}
+
+# Study 000 (HammerDB TPROC-C): default vs tuned per-table fillfactor at SIZE
+[group('studies')]
+hexacluster SIZE='quick':
+    just compare hexacluster-tprocc {{SIZE}}
 
 # Study 003: fillfactor 100/75/50/30 on 10,000 rows, 1M row updates
 [group('studies')]
