@@ -62,3 +62,45 @@ pub fn env_of(ctx: &Ctx) -> Vec<(String, String)> {
         ("HOTLAB_BACKEND".into(), "embedded".into()),
     ]
 }
+
+/// One arm's whole cold cycle, as `just arm` runs it: reset-cold, build, apply-fillfactor,
+/// reset-cold, a `pre` snapshot, run, vacuum-timing.
+pub fn arm_cycle(ctx: &Ctx, dir: &Path) -> anyhow::Result<()> {
+    use crate::{apply_fillfactor, build, reset_cold, run, snapshot, vacuum_timing};
+    let run = dir.to_path_buf();
+    reset_cold::run(
+        ctx,
+        &reset_cold::Args {
+            run: Some(run.clone()),
+        },
+    )?;
+    build::run(
+        ctx,
+        &build::Args {
+            run: run.clone(),
+            no_template: false,
+        },
+    )?;
+    apply_fillfactor::run(ctx, &apply_fillfactor::Args { run: run.clone() })?;
+    reset_cold::run(
+        ctx,
+        &reset_cold::Args {
+            run: Some(run.clone()),
+        },
+    )?;
+    snapshot::run(
+        ctx,
+        &snapshot::Args {
+            run: run.clone(),
+            phase: "pre".into(),
+        },
+    )?;
+    run::run(
+        ctx,
+        &run::Args {
+            run: run.clone(),
+            ..Default::default()
+        },
+    )?;
+    vacuum_timing::run(ctx, &vacuum_timing::Args { run })
+}

@@ -2,55 +2,9 @@
 //! Asserts the effects the article reports (more HOT and less WAL at fillfactor 50 than 100),
 //! the run directory contract, cold resets, and that the server does not run as root.
 
-use std::path::Path;
-
 use steps::experiment::PlanArgs;
 use steps::rundir::{create_sweep, find_arm_dirs, read_json, RunDir};
-use steps::{analyze, apply_fillfactor, build, reset_cold, run, snapshot, testing, vacuum_timing};
-
-fn arm_cycle(ctx: &steps::Ctx, dir: &Path) {
-    let p = dir.to_path_buf();
-    reset_cold::run(
-        ctx,
-        &reset_cold::Args {
-            run: Some(p.clone()),
-        },
-    )
-    .unwrap();
-    build::run(
-        ctx,
-        &build::Args {
-            run: p.clone(),
-            no_template: false,
-        },
-    )
-    .unwrap();
-    apply_fillfactor::run(ctx, &apply_fillfactor::Args { run: p.clone() }).unwrap();
-    reset_cold::run(
-        ctx,
-        &reset_cold::Args {
-            run: Some(p.clone()),
-        },
-    )
-    .unwrap();
-    snapshot::run(
-        ctx,
-        &snapshot::Args {
-            run: p.clone(),
-            phase: "pre".into(),
-        },
-    )
-    .unwrap();
-    run::run(
-        ctx,
-        &run::Args {
-            run: p.clone(),
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    vacuum_timing::run(ctx, &vacuum_timing::Args { run: p }).unwrap();
-}
+use steps::{analyze, testing};
 
 #[test]
 fn spv_ci_fillfactor_50_beats_100() {
@@ -67,7 +21,7 @@ fn spv_ci_fillfactor_50_beats_100() {
     .unwrap();
     let (sweep, arms) = create_sweep(&ctx, &plan, "test", None, false, "test").unwrap();
     for a in &arms {
-        arm_cycle(&ctx, &a.path);
+        testing::arm_cycle(&ctx, &a.path).unwrap();
     }
     let dirs = find_arm_dirs(&sweep).unwrap();
     assert_eq!(dirs.len(), 2);

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use steps::experiment::PlanArgs;
 use steps::rundir::{create_sweep, read_json};
-use steps::{analyze, apply_fillfactor, build, check, run, server::Server, testing};
+use steps::{analyze, check, server::Server, testing};
 
 fn arm(ctx: &steps::Ctx, size: &str) -> PathBuf {
     let plan = PlanArgs {
@@ -23,25 +23,14 @@ fn arm(ctx: &steps::Ctx, size: &str) -> PathBuf {
 }
 
 fn build_and_run(ctx: &steps::Ctx, dir: &Path) {
-    let p = dir.to_path_buf();
-    build::run(
+    testing::arm_cycle(ctx, dir).unwrap();
+    check::run(
         ctx,
-        &build::Args {
-            run: p.clone(),
-            no_template: false,
+        &check::Args {
+            run: dir.to_path_buf(),
         },
     )
     .unwrap();
-    apply_fillfactor::run(ctx, &apply_fillfactor::Args { run: p.clone() }).unwrap();
-    run::run(
-        ctx,
-        &run::Args {
-            run: p.clone(),
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    check::run(ctx, &check::Args { run: p.clone() }).unwrap();
 }
 
 #[test]
@@ -179,13 +168,6 @@ fn sweep_of_order_line_recommends_a_fillfactor() {
     assert_eq!(arms.len(), 2);
     for a in &arms {
         build_and_run(&ctx, &a.path);
-        steps::vacuum_timing::run(
-            &ctx,
-            &steps::vacuum_timing::Args {
-                run: a.path.clone(),
-            },
-        )
-        .unwrap();
     }
     let dirs = steps::rundir::find_arm_dirs(&sweep).unwrap();
     let a = analyze::analyze_dirs(&dirs, false).unwrap();
