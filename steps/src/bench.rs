@@ -377,10 +377,11 @@ fn bench_driver(
         order(repeats).iter().collect::<String>()
     );
     println!(
-        "  hotlab   {:>8.1} TPS (spread {:.0} %)  {:.3} CPU s / 1,000",
+        "  hotlab   {:>8.1} TPS (spread {:.0} %)  {:.3} CPU s / 1,000 (VU threads; whole process {:.3})",
         mean(&tps.0),
         spread(&tps.0),
-        mean(&cpu.0)
+        mean(&cpu.0),
+        mean(&cpu_process)
     );
     println!(
         "  pgbench  {:>8.1} TPS (spread {:.0} %)  {:.3} CPU s / 1,000",

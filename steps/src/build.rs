@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 use crate::ctx::Ctx;
 use crate::experiment::{for_run, Workload};
 use crate::rundir::{slug, RunDir};
-use crate::server::{ident, Server};
+use crate::server::{ident, DbState, Server};
 use crate::workload::{spv, tprocc};
 
 /// Bumped whenever a loader changes what it writes, so old templates are not reused.
@@ -39,11 +39,6 @@ pub struct Loader {
     expected: Vec<(String, i64)>,
     /// TPROC-C loads with its own loader; other workloads run `ddl`.
     tprocc: Option<tprocc::Shape>,
-}
-
-/// The comment that marks a TPROC-C database with its profile (checked by `run` and `check`).
-pub fn tprocc_mark(profile: tprocc::Profile) -> String {
-    format!("hotlab tprocc profile={}", profile.name())
 }
 
 impl Loader {
@@ -87,12 +82,15 @@ impl Loader {
 /// The template for this loader, loaded unless one exists (or `reload`): (name, reused).
 pub fn ensure_template(server: &Server, loader: &Loader, reload: bool) -> Result<(String, bool)> {
     let template = loader.template_name();
-    if !reload && server.database_exists(&template)? {
-        if !server.database_is_ours(&template)? {
-            bail!("database {template} exists but was not created by hotlab; drop it or rename it");
+    match server.database_state(&template)? {
+        DbState::Foreign => {
+            bail!("database {template} exists but was not created by hotlab; drop it or rename it")
         }
-        eprintln!("hotlab: reusing template {template}");
-        return Ok((template, true));
+        DbState::Ours if !reload => {
+            eprintln!("hotlab: reusing template {template}");
+            return Ok((template, true));
+        }
+        _ => {}
     }
     load_template(server, &template, loader)?;
     Ok((template, false))
@@ -183,7 +181,7 @@ pub fn load_template(server: &Server, template: &str, loader: &Loader) -> Result
                     .context("creating the transaction functions")?;
                 c.batch_execute(&format!(
                     "COMMENT ON TABLE district IS '{}'; ANALYZE",
-                    tprocc_mark(shape.profile)
+                    tprocc::mark(shape.profile)
                 ))?;
             }
         }

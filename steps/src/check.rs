@@ -33,7 +33,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     rd.step("check", || {
         let server = Server::ensure(ctx)?;
         let mut c = server.connect(&db)?;
-        crate::run::check_tprocc_database(&mut c, &db, shape.profile)?;
+        tprocc::check_database(&mut c, &db, shape.profile)?;
         let (ok, json) = tprocc::check::run(&mut c, shape.profile)?;
         for cond in json["conditions"].as_array().into_iter().flatten() {
             println!(

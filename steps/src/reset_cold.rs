@@ -23,7 +23,7 @@ use serde_json::{json, Value};
 
 use crate::ctx::{is_root, Ctx};
 use crate::rundir::{now_rfc3339, RunDir};
-use crate::server::{compose, BackendKind, Server};
+use crate::server::{compose, BackendKind, DbState, Server};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -98,16 +98,15 @@ pub fn reset(ctx: &Ctx, database: Option<&str>) -> Result<Value> {
     let server = Server::ensure(ctx)?;
     let mut log = Log(vec![]);
     let started = now_rfc3339();
-    log.act("checkpoint", || {
-        server
-            .connect(&server.conn.admin_db)?
-            .batch_execute("CHECKPOINT")?;
-        Ok("done".into())
-    });
-    let prewarm: String = server
-        .connect(&server.conn.admin_db)?
+    let mut admin = server.connect(&server.conn.admin_db)?;
+    let prewarm: String = admin
         .query_one("SELECT current_setting('shared_preload_libraries')", &[])?
         .get(0);
+    log.act("checkpoint", || {
+        admin.batch_execute("CHECKPOINT")?;
+        Ok("done".into())
+    });
+    drop(admin);
     match (&server.embedded, server.kind) {
         (Some(e), _) => {
             log.act("stop", || {
@@ -158,7 +157,7 @@ pub fn reset(ctx: &Ctx, database: Option<&str>) -> Result<Value> {
     // Confirm: count shared buffers that hold pages of user relations.
     let server = Server::ensure(ctx)?;
     let (user_buffers, used): (i64, i64) = match database {
-        Some(db) if server.database_exists(db)? => {
+        Some(db) if server.database_state(db)? != DbState::Missing => {
             let mut c = server.connect(db)?;
             let r = c.query_one(
                 "SELECT (SELECT count(*) FROM pg_buffercache b JOIN pg_class c \

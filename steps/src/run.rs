@@ -246,34 +246,10 @@ fn run_spv(ctx: &Ctx, rd: &RunDir, db: &str, size: &crate::experiment::Size) -> 
     Ok(())
 }
 
-/// Refuses a database that was not built for TPROC-C with this profile.
-pub fn check_tprocc_database(
-    c: &mut postgres::Client,
-    db: &str,
-    profile: tprocc::Profile,
-) -> Result<()> {
-    let mark: Option<String> = c
-        .query_one(
-            "SELECT CASE WHEN to_regclass('district') IS NULL THEN NULL \
-                    ELSE obj_description(to_regclass('district'), 'pg_class') END",
-            &[],
-        )?
-        .get(0);
-    let want = crate::build::tprocc_mark(profile);
-    if mark.as_deref() != Some(want.as_str()) {
-        bail!(
-            "database {db} was not built for tprocc profile {} (its mark: {}); run `cargo xtask build` for this run first",
-            profile.name(),
-            mark.unwrap_or_else(|| "none".into())
-        );
-    }
-    Ok(())
-}
-
 fn run_tprocc(ctx: &Ctx, rd: &RunDir, db: &str, size: &crate::experiment::Size) -> Result<()> {
     let shape = tprocc::Shape::of(size)?;
     let server = Server::ensure(ctx)?;
-    check_tprocc_database(&mut server.connect(db)?, db, shape.profile)?;
+    tprocc::check_database(&mut server.connect(db)?, db, shape.profile)?;
     let mut sampler = Sampler::new(&server, db, rd)?;
     let mut csv = CsvAppender::open(&rd.file("workload.csv"), tprocc::driver::WORKLOAD_HEADER)?;
     eprintln!(

@@ -56,11 +56,13 @@ impl CsvAppender {
         if new {
             writeln!(file, "{}", header.join(","))?;
         } else {
-            let first = fs::read_to_string(path)?
-                .lines()
-                .next()
-                .unwrap_or_default()
-                .to_string();
+            // Only the header line: the file may be large.
+            let mut first = String::new();
+            std::io::BufRead::read_line(
+                &mut std::io::BufReader::new(fs::File::open(path)?),
+                &mut first,
+            )?;
+            let first = first.trim_end().to_string();
             if first != header.join(",") {
                 bail!(
                     "{} has columns {first:?}, expected {:?}; it was written by another hotlab version",

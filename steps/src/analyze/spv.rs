@@ -12,7 +12,6 @@ const TABLE: &str = "spv";
 /// The article's one printed number: requests per second at one (unnamed) fillfactor.
 const PUBLISHED_REQUESTS_PER_S: f64 = 176.6;
 
-#[derive(Clone)]
 struct Row {
     arm: String,
     status: String,
@@ -66,8 +65,12 @@ fn row(r: &ArmRun) -> Row {
 
 /// A claim of the article and whether our numbers agree (comparing the highest and the lowest
 /// fillfactor measured).
-fn claims(rows: &[Row]) -> Vec<Value> {
-    let done: Vec<&Row> = rows.iter().filter(|r| r.status == "complete").collect();
+fn claims(rows: &[&Row]) -> Vec<Value> {
+    let done: Vec<&Row> = rows
+        .iter()
+        .copied()
+        .filter(|r| r.status == "complete")
+        .collect();
     if done.len() < 2 {
         return vec![];
     }
@@ -173,8 +176,7 @@ pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
             ]
         })
         .collect();
-    let only_rows: Vec<Row> = rows.iter().map(|(r, _)| r.clone()).collect();
-    let cl = claims(&only_rows);
+    let cl = claims(&rows.iter().map(|(r, _)| r).collect::<Vec<_>>());
     let mut md = String::from("## Study 003: fillfactor, HOT updates and single-page vacuum\n\n");
     md.push_str(&md_table(&header, &md_rows));
     md.push_str("\nHOT % and new-page % are shares of `n_tup_upd` over the measured window; ");

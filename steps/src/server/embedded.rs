@@ -304,15 +304,15 @@ impl Embedded {
             eprintln!("hotlab: the embedded server is not running");
             return Ok(());
         }
-        let run_as = match &self.run_as {
-            Some(r) => Some(r.clone()),
-            None => run_as()?,
+        // `open_existing` does not resolve the server user: do it now, pg_ctl must run as it.
+        let me = match &self.run_as {
+            Some(_) => self.clone(),
+            None => Embedded {
+                run_as: run_as()?,
+                ..self.clone()
+            },
         };
-        let mut c = Command::new(self.bin_dir.join("pg_ctl"));
-        c.current_dir("/");
-        if let Some(r) = &run_as {
-            c.uid(r.uid).gid(r.gid);
-        }
+        let mut c = me.command("pg_ctl");
         let out = c
             .arg("-D")
             .arg(self.data_dir())

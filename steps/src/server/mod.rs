@@ -40,6 +40,16 @@ impl BackendKind {
     }
 }
 
+/// What `database_state` finds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DbState {
+    Missing,
+    /// Created by hotlab: hotlab may drop or replace it.
+    Ours,
+    /// Someone else's: never dropped.
+    Foreign,
+}
+
 /// How a client reaches the server over TCP.
 #[derive(Debug, Clone)]
 pub struct ConnInfo {
@@ -157,37 +167,30 @@ impl Server {
         }
     }
 
-    /// Database exists?
-    pub fn database_exists(&self, name: &str) -> Result<bool> {
-        let mut c = self.connect(&self.conn.admin_db)?;
-        Ok(
-            c.query_opt("SELECT 1 FROM pg_database WHERE datname = $1", &[&name])?
-                .is_some(),
-        )
-    }
-
-    /// Is this database one hotlab created (marked with `COMMENT ON DATABASE … IS 'hotlab'`)?
-    pub fn database_is_ours(&self, name: &str) -> Result<bool> {
+    /// Whether a database exists, and if so whether hotlab created it (marked with
+    /// `COMMENT ON DATABASE … IS 'hotlab'`), in one query.
+    pub fn database_state(&self, name: &str) -> Result<DbState> {
         let mut c = self.connect(&self.conn.admin_db)?;
         let row = c.query_opt(
             "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = $1",
             &[&name],
         )?;
-        Ok(
-            matches!(row.map(|r| r.get::<_, Option<String>>(0)), Some(Some(c)) if c == OWNED_COMMENT),
-        )
+        Ok(match row.map(|r| r.get::<_, Option<String>>(0)) {
+            None => DbState::Missing,
+            Some(Some(c)) if c == OWNED_COMMENT => DbState::Ours,
+            Some(_) => DbState::Foreign,
+        })
     }
 
     /// Drops a database hotlab created; refuses any other.
     pub fn drop_own_database(&self, name: &str) -> Result<()> {
-        if !self.database_exists(name)? {
-            return Ok(());
-        }
-        if !self.database_is_ours(name)? {
-            bail!(
+        match self.database_state(name)? {
+            DbState::Missing => return Ok(()),
+            DbState::Ours => {}
+            DbState::Foreign => bail!(
                 "database {name} exists and was not created by hotlab; hotlab will not drop it \
                  (drop or rename it yourself, or use another study database name)"
-            );
+            ),
         }
         let mut c = self.connect(&self.conn.admin_db)?;
         c.batch_execute(&format!("DROP DATABASE {} WITH (FORCE)", ident(name)))
@@ -245,6 +248,9 @@ impl Server {
         &self,
         settings: &std::collections::BTreeMap<String, String>,
     ) -> Result<Vec<String>> {
+        if settings.is_empty() {
+            return Ok(vec![]);
+        }
         let mut c = self.connect(&self.conn.admin_db)?;
         let mut changed = vec![];
         for (k, v) in settings {

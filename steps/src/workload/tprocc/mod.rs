@@ -99,3 +99,29 @@ impl Shape {
         ]
     }
 }
+
+/// The comment that marks a TPROC-C database with its profile (set by build, checked by `run`
+/// and `check`).
+pub fn mark(profile: Profile) -> String {
+    format!("hotlab tprocc profile={}", profile.name())
+}
+
+/// Refuses a database that was not built for TPROC-C with this profile.
+pub fn check_database(c: &mut postgres::Client, db: &str, profile: Profile) -> Result<()> {
+    let found: Option<String> = c
+        .query_one(
+            "SELECT CASE WHEN to_regclass('district') IS NULL THEN NULL \
+                    ELSE obj_description(to_regclass('district'), 'pg_class') END",
+            &[],
+        )?
+        .get(0);
+    let want = mark(profile);
+    if found.as_deref() != Some(want.as_str()) {
+        anyhow::bail!(
+            "database {db} was not built for tprocc profile {} (its mark: {}); run `cargo xtask build` for this run first",
+            profile.name(),
+            found.unwrap_or_else(|| "none".into())
+        );
+    }
+    Ok(())
+}
