@@ -2,6 +2,7 @@
 //! and their ratio (never timed unit tests). Runs alternate A B B A with `--repeats 2`.
 //! - `bench build`: bytes per second of a fresh TPROC-C build vs `pgbench -i -I dtgvp` of a
 //!   comparable size, and the template rebuild (`CREATE DATABASE … TEMPLATE`) vs the fresh build.
+//!   Each timed build starts after a CHECKPOINT and ends with one: time to a durable database.
 //! - `bench driver`: hotlab's driver vs pgbench running the same functions with the same
 //!   10/10/1/1/1 mix (weighted `-f` scripts), same clients and duration: TPS and client CPU
 //!   seconds per 1,000 transactions.
@@ -109,6 +110,15 @@ fn db_bytes(server: &Server, db: &str) -> Result<i64> {
         .get(0))
 }
 
+/// Every timed build ends with a CHECKPOINT (and starts after one), so each figure is the time to
+/// a durable database, not to dirty buffers that the next step would pay for.
+fn checkpoint(server: &Server) -> Result<()> {
+    server
+        .connect(&server.conn.admin_db)?
+        .batch_execute("CHECKPOINT")?;
+    Ok(())
+}
+
 pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     crate::rundir::catch_interrupts();
     let server = Server::ensure(ctx)?;
@@ -143,12 +153,15 @@ fn bench_build(ctx: &Ctx, server: &Server, warehouses: i64, repeats: u32) -> Res
         server.drop_own_database("hotlab_bench_copy")?;
         if arm == 'A' {
             server.drop_own_database("hotlab_bench_pgbench")?;
+            checkpoint(server)?;
             let t = Instant::now();
             load_template(server, "hotlab_bench_build", &loader)?;
+            checkpoint(server)?;
             let secs = t.elapsed().as_secs_f64();
             let bytes = db_bytes(server, "hotlab_bench_build")?;
             let t = Instant::now();
             server.create_own_database("hotlab_bench_copy", Some("hotlab_bench_build"))?;
+            checkpoint(server)?;
             let copy = t.elapsed().as_secs_f64();
             eprintln!(
                 "  hotlab build: {} MiB in {secs:.1} s; template copy {copy:.2} s",
@@ -164,6 +177,7 @@ fn bench_build(ctx: &Ctx, server: &Server, warehouses: i64, repeats: u32) -> Res
             server.drop_own_database("hotlab_bench_build")?;
             server.drop_own_database("hotlab_bench_pgbench")?;
             server.create_own_database("hotlab_bench_pgbench", None)?;
+            checkpoint(server)?;
             let t = Instant::now();
             let out = std::process::Command::new(server.bin("pgbench"))
                 .envs(server.conn.libpq_env("hotlab_bench_pgbench"))
@@ -176,6 +190,7 @@ fn bench_build(ctx: &Ctx, server: &Server, warehouses: i64, repeats: u32) -> Res
                     String::from_utf8_lossy(&out.stderr).trim()
                 );
             }
+            checkpoint(server)?;
             let secs = t.elapsed().as_secs_f64();
             let bytes = db_bytes(server, "hotlab_bench_pgbench")?;
             eprintln!(

@@ -169,18 +169,27 @@ pub fn load_template(server: &Server, template: &str, loader: &Loader) -> Result
             Some(shape) => {
                 c.batch_execute(tprocc::SCHEMA)
                     .context("creating the TPROC-C schema")?;
-                let threads = std::thread::available_parallelism()
-                    .map(|n| n.get())
-                    .unwrap_or(2)
-                    .max(2);
-                tprocc::load::load(server, &partial, shape.warehouses, shape.profile, threads)?;
-                eprintln!("hotlab: indexes, functions, ANALYZE");
-                c.batch_execute(tprocc::INDEXES)
-                    .context("creating the secondary indexes")?;
+                let threads = match crate::env::var(crate::env::LOAD_THREADS) {
+                    Some(v) => v.parse::<usize>().ok().filter(|n| *n > 0).with_context(|| {
+                        format!("{} must be a positive number, not {v:?}", crate::env::LOAD_THREADS)
+                    })?,
+                    None => std::thread::available_parallelism()
+                        .map(|n| n.get())
+                        .unwrap_or(2)
+                        .max(2),
+                };
+                tprocc::load::load(
+                    server,
+                    &partial,
+                    shape.warehouses,
+                    shape.profile,
+                    threads,
+                    tprocc::INDEXES,
+                )?;
                 c.batch_execute(tprocc::FUNCTIONS)
                     .context("creating the transaction functions")?;
                 c.batch_execute(&format!(
-                    "COMMENT ON TABLE district IS '{}'; ANALYZE",
+                    "COMMENT ON TABLE district IS '{}'",
                     tprocc::mark(shape.profile)
                 ))?;
             }

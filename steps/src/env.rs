@@ -20,6 +20,8 @@ pub const RESTART_CMD: &str = "HOTLAB_RESTART_CMD";
 pub const RUN: &str = "HOTLAB_RUN";
 /// Where `data/` lives (default: the repository's `data/`).
 pub const DATA_DIR: &str = "HOTLAB_DATA_DIR";
+/// Connections the TPROC-C loader uses (default: the number of cores, at least 2).
+pub const LOAD_THREADS: &str = "HOTLAB_LOAD_THREADS";
 /// Connection string of an external server.
 pub const DATABASE_URL: &str = "DATABASE_URL";
 

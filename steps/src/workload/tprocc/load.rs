@@ -3,12 +3,14 @@
 //! every warehouse is three tasks (stock; customer + history; orders + new_order + order_line)
 //! plus its warehouse and district rows, handed to a pool of loader threads.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::io::Write as _;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::time::Instant;
+
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use anyhow::{bail, Context, Result};
 
@@ -34,13 +36,149 @@ enum Task {
     Orders(i64),
 }
 
-/// Loads `warehouses` warehouses into `db` with `threads` connections.
+impl Task {
+    /// The tables a task writes.
+    fn tables(self) -> &'static [&'static str] {
+        match self {
+            Task::Item => &["item"],
+            Task::WarehouseDistrict(_) => &["warehouse", "district"],
+            Task::Stock(_) => &["stock"],
+            Task::Customer(_) => &["customer", "history"],
+            Task::Orders(_) => &["orders", "new_order", "order_line"],
+        }
+    }
+}
+
+/// Rows each table gets per warehouse (item: in total); order_line's is the expected value.
+fn rows_per_warehouse(table: &str) -> i64 {
+    match table {
+        "item" => ITEMS,
+        "warehouse" => 1,
+        "district" => DISTRICTS,
+        "stock" => ITEMS,
+        "customer" | "history" | "orders" => DISTRICTS * CUSTOMERS,
+        "new_order" => DISTRICTS * (ORDERS - FIRST_UNDELIVERED + 1),
+        _ => DISTRICTS * ORDERS * 10,
+    }
+}
+
+/// One progress bar per table (rows written so far), and how many of its tasks are left. Where
+/// stderr is not a terminal the bars are hidden and a line is printed as each table completes.
+struct Progress {
+    bars: HashMap<&'static str, (ProgressBar, AtomicUsize, Instant)>,
+}
+
+impl Progress {
+    fn new(tasks: &[Task], warehouses: i64) -> Progress {
+        let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr_with_hz(4));
+        let style = ProgressStyle::with_template(
+            "  {prefix:>10} [{bar:30}] {human_pos:>10}/{human_len:10} rows  {per_sec:>14}  {elapsed}",
+        )
+        .expect("a valid template")
+        .progress_chars("=> ");
+        let mut bars = HashMap::new();
+        for task in tasks {
+            for table in task.tables() {
+                let e = bars.entry(*table).or_insert_with(|| {
+                    let n = if *table == "item" { 1 } else { warehouses };
+                    let bar = multi.add(ProgressBar::new((rows_per_warehouse(table) * n) as u64));
+                    bar.set_style(style.clone());
+                    bar.set_prefix(*table);
+                    (bar, AtomicUsize::new(0), Instant::now())
+                });
+                e.1.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        Progress { bars }
+    }
+
+    fn bar(&self, table: &str) -> &ProgressBar {
+        &self.bars[table].0
+    }
+
+    fn task_done(&self, task: Task) {
+        for table in task.tables() {
+            let (bar, left, t0) = &self.bars[table];
+            if left.fetch_sub(1, Ordering::SeqCst) == 1 {
+                bar.set_length(bar.position());
+                bar.finish();
+                if bar.is_hidden() {
+                    eprintln!(
+                        "  loaded {table:<10} {:>10} rows in {:.1} s",
+                        bar.position(),
+                        t0.elapsed().as_secs_f64()
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Runs `work` over `tasks` (in order) on `threads` connections to `db`; the first error stops
+/// the others. Each thread has its own seeded generator.
+fn pool<T: Send + std::fmt::Debug + Copy>(
+    server: &Server,
+    db: &str,
+    threads: usize,
+    tasks: Vec<T>,
+    work: impl Fn(&mut postgres::Client, &mut Rng, T) -> Result<()> + Sync,
+) -> Result<()> {
+    let queue = Mutex::new(tasks.into_iter().rev().collect::<Vec<_>>());
+    let failed = AtomicBool::new(false);
+    let clients = (0..threads.max(1))
+        .map(|_| server.connect(db))
+        .collect::<Result<Vec<_>>>()?;
+    let results: Vec<Result<()>> = std::thread::scope(|s| {
+        let handles: Vec<_> = clients
+            .into_iter()
+            .enumerate()
+            .map(|(t, mut client)| {
+                let (queue, failed, work) = (&queue, &failed, &work);
+                s.spawn(move || -> Result<()> {
+                    client.batch_execute(
+                        "SET synchronous_commit = off; SET maintenance_work_mem = '256MB'",
+                    )?;
+                    let mut rng = Rng::from_time(t as u64 + 1);
+                    loop {
+                        if failed.load(Ordering::SeqCst) || crate::rundir::interrupted() {
+                            return Ok(());
+                        }
+                        let Some(task) = queue.lock().unwrap().pop() else {
+                            return Ok(());
+                        };
+                        if let Err(e) = work(&mut client, &mut rng, task) {
+                            failed.store(true, Ordering::SeqCst);
+                            return Err(e.context(format!("loading {task:?}")));
+                        }
+                    }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("a loader thread panicked")))
+            })
+            .collect()
+    });
+    results.into_iter().collect::<Result<Vec<()>>>()?;
+    if crate::rundir::interrupted() {
+        bail!("the load was interrupted");
+    }
+    Ok(())
+}
+
+/// Loads `warehouses` warehouses into `db` with `threads` connections, then builds the primary
+/// keys and secondary indexes (`indexes`, one statement per line, biggest first) and runs ANALYZE,
+/// table by table over the same number of connections.
 pub fn load(
     server: &Server,
     db: &str,
     warehouses: i64,
     profile: Profile,
     threads: usize,
+    indexes: &str,
 ) -> Result<()> {
     let mut tasks = vec![Task::Item];
     for w in 1..=warehouses {
@@ -51,89 +189,78 @@ pub fn load(
             Task::WarehouseDistrict(w),
         ]);
     }
-    let total = tasks.len();
-    let queue = Arc::new(Mutex::new(tasks.into_iter().rev().collect::<Vec<_>>()));
-    let failed = Arc::new(AtomicBool::new(false));
     let now = chrono::Utc::now()
         .format("%Y-%m-%d %H:%M:%S%.6f+00")
         .to_string();
     let started = Instant::now();
-    let done = Arc::new(Mutex::new(0usize));
-    let mut handles = vec![];
-    for t in 0..threads.max(1) {
-        let queue = queue.clone();
-        let failed = failed.clone();
-        let done = done.clone();
-        let mut client = server.connect(db)?;
-        let now = now.clone();
-        handles.push(std::thread::spawn(move || -> Result<()> {
-            client.batch_execute("SET synchronous_commit = off")?;
-            let mut rng = Rng::from_time(t as u64 + 1);
-            loop {
-                if failed.load(Ordering::SeqCst) || crate::rundir::interrupted() {
-                    return Ok(());
-                }
-                let Some(task) = queue.lock().unwrap().pop() else {
-                    return Ok(());
-                };
-                let t0 = Instant::now();
-                let r = run_task(&mut client, &mut rng, task, warehouses, profile, &now);
-                if let Err(e) = r {
-                    failed.store(true, Ordering::SeqCst);
-                    return Err(e.context(format!("loading {task:?}")));
-                }
-                let mut d = done.lock().unwrap();
-                *d += 1;
-                eprintln!(
-                    "  load {:>3}/{total}  {task:?} in {:.1} s",
-                    *d,
-                    t0.elapsed().as_secs_f64()
-                );
-            }
-        }));
-    }
-    let mut first_err = None;
-    for h in handles {
-        match h.join() {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => first_err = first_err.or(Some(e)),
-            Err(_) => first_err = first_err.or(Some(anyhow::anyhow!("a loader thread panicked"))),
-        }
-    }
-    if let Some(e) = first_err {
-        return Err(e);
-    }
-    if crate::rundir::interrupted() {
-        bail!("the load was interrupted");
-    }
+    let progress = Progress::new(&tasks, warehouses);
+    pool(server, db, threads, tasks, |c, rng, task| {
+        run_task(c, rng, task, profile, &now, &progress)?;
+        progress.task_done(task);
+        Ok(())
+    })?;
+    let loaded = started.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let statements: Vec<String> = indexes
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with("--"))
+        .map(str::to_string)
+        .collect();
+    let n = statements.len();
+    pool(server, db, threads, (0..n).collect(), |c, _, i| {
+        c.batch_execute(&statements[i])
+            .with_context(|| format!("running {}", statements[i]))
+    })?;
+    let indexed = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let tables = [
+        "order_line",
+        "stock",
+        "customer",
+        "history",
+        "orders",
+        "new_order",
+        "item",
+        "district",
+        "warehouse",
+    ];
+    pool(server, db, threads, (0..tables.len()).collect(), |c, _, i| {
+        Ok(c.batch_execute(&format!("ANALYZE {}", tables[i]))?)
+    })?;
     eprintln!(
-        "  loaded {warehouses} warehouse(s) in {:.1} s",
-        started.elapsed().as_secs_f64()
+        "  loaded {warehouses} warehouse(s) in {loaded:.1} s; {n} keys and indexes in {indexed:.1} s; ANALYZE in {:.1} s",
+        t.elapsed().as_secs_f64()
     );
     Ok(())
 }
 
-/// Streams rows produced by `fill` into `COPY table FROM STDIN`, in chunks.
+/// Streams rows produced by `fill` into `COPY table FROM STDIN`, in chunks, advancing `bar`.
 fn copy(
     client: &mut postgres::Transaction<'_>,
     table: &str,
     rows: i64,
+    bar: &ProgressBar,
     mut fill: impl FnMut(i64, &mut String),
 ) -> Result<()> {
     let mut w = client
         .copy_in(&format!("COPY {table} FROM STDIN"))
         .with_context(|| format!("starting COPY into {table}"))?;
     let mut buf = String::with_capacity(1 << 20);
+    let mut pending = 0;
     for i in 0..rows {
         fill(i, &mut buf);
+        pending += 1;
         if buf.len() > (1 << 20) - 4096 {
             w.write_all(buf.as_bytes())?;
             buf.clear();
+            bar.inc(pending);
+            pending = 0;
         }
     }
     w.write_all(buf.as_bytes())?;
     w.finish()
         .with_context(|| format!("finishing COPY into {table}"))?;
+    bar.inc(pending);
     Ok(())
 }
 
@@ -199,9 +326,9 @@ fn run_task(
     c: &mut postgres::Client,
     rng: &mut Rng,
     task: Task,
-    _warehouses: i64,
     profile: Profile,
     now: &str,
+    progress: &Progress,
 ) -> Result<()> {
     let mut tx = c.transaction()?;
     match task {
@@ -209,8 +336,7 @@ fn run_task(
             let marked = marked_set(rng, ITEMS, profile);
             copy(
                 &mut tx,
-                "item (i_id, i_im_id, i_name, i_price, i_data)",
-                ITEMS,
+                "item (i_id, i_im_id, i_name, i_price, i_data)", ITEMS, progress.bar("item"),
                 |i, b| {
                     let id = i + 1;
                     let _ = write!(b, "{id}\t{}\t", rng.range(1, 10_000));
@@ -224,7 +350,7 @@ fn run_task(
             )?;
         }
         Task::WarehouseDistrict(w) => {
-            copy(&mut tx, "warehouse (w_id, w_name, w_street_1, w_street_2, w_city, w_state, w_zip, w_tax, w_ytd)", 1, |_, b| {
+            copy(&mut tx, "warehouse (w_id, w_name, w_street_1, w_street_2, w_city, w_state, w_zip, w_tax, w_ytd)", 1, progress.bar("warehouse"), |_, b| {
                 let _ = write!(b, "{w}\t");
                 rng.alnum(6, 10, b);
                 b.push('\t');
@@ -233,7 +359,7 @@ fn run_task(
                 rate(rng, 10, 20, profile, b);
                 b.push_str("\t300000.00\n");
             })?;
-            copy(&mut tx, "district (d_id, d_w_id, d_name, d_street_1, d_street_2, d_city, d_state, d_zip, d_tax, d_ytd, d_next_o_id)", DISTRICTS, |i, b| {
+            copy(&mut tx, "district (d_id, d_w_id, d_name, d_street_1, d_street_2, d_city, d_state, d_zip, d_tax, d_ytd, d_next_o_id)", DISTRICTS, progress.bar("district"), |i, b| {
                 let _ = write!(b, "{}\t{w}\t", i + 1);
                 rng.alnum(6, 10, b);
                 b.push('\t');
@@ -245,7 +371,7 @@ fn run_task(
         }
         Task::Stock(w) => {
             let marked = marked_set(rng, ITEMS, profile);
-            copy(&mut tx, "stock (s_i_id, s_w_id, s_quantity, s_dist_01, s_dist_02, s_dist_03, s_dist_04, s_dist_05, s_dist_06, s_dist_07, s_dist_08, s_dist_09, s_dist_10, s_data, s_ytd, s_order_cnt, s_remote_cnt)", ITEMS, |i, b| {
+            copy(&mut tx, "stock (s_i_id, s_w_id, s_quantity, s_dist_01, s_dist_02, s_dist_03, s_dist_04, s_dist_05, s_dist_06, s_dist_07, s_dist_08, s_dist_09, s_dist_10, s_data, s_ytd, s_order_cnt, s_remote_cnt)", ITEMS, progress.bar("stock"), |i, b| {
                 let id = i + 1;
                 let _ = write!(b, "{id}\t{w}\t{}\t", rng.range(10, 100));
                 for _ in 0..10 {
@@ -259,7 +385,7 @@ fn run_task(
         Task::Customer(w) => {
             let bc_pct = if profile == Profile::Spec { 10 } else { 50 };
             for d in 1..=DISTRICTS {
-                copy(&mut tx, "customer (c_id, c_d_id, c_w_id, c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_since, c_credit, c_credit_lim, c_discount, c_balance, c_ytd_payment, c_payment_cnt, c_delivery_cnt, c_data)", CUSTOMERS, |i, b| {
+                copy(&mut tx, "customer (c_id, c_d_id, c_w_id, c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_since, c_credit, c_credit_lim, c_discount, c_balance, c_ytd_payment, c_payment_cnt, c_delivery_cnt, c_data)", CUSTOMERS, progress.bar("customer"), |i, b| {
                     let id = i + 1;
                     let last = if id <= 1000 { lastname(id - 1) } else { lastname(rng.nurand(255, 0, 999, C_LAST_LOAD)) };
                     let _ = write!(b, "{id}\t{d}\t{w}\t");
@@ -275,7 +401,7 @@ fn run_task(
                     rng.alnum(300, 500, b);
                     b.push('\n');
                 })?;
-                copy(&mut tx, "history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data)", CUSTOMERS, |i, b| {
+                copy(&mut tx, "history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data)", CUSTOMERS, progress.bar("history"), |i, b| {
                     let _ = write!(b, "{}\t{d}\t{w}\t{d}\t{w}\t{now}\t10.00\t", i + 1);
                     rng.alnum(12, 24, b);
                     b.push('\n');
@@ -298,15 +424,14 @@ fn run_task(
                     }
                 }
                 let counts: Vec<i64> = (0..ORDERS).map(|_| rng.range(5, 15)).collect();
-                copy(&mut tx, "orders (o_id, o_c_id, o_d_id, o_w_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local)", ORDERS, |i, b| {
+                copy(&mut tx, "orders (o_id, o_c_id, o_d_id, o_w_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local)", ORDERS, progress.bar("orders"), |i, b| {
                     let id = i + 1;
                     let carrier = if id < FIRST_UNDELIVERED { rng.range(1, 10).to_string() } else { "\\N".into() };
                     let _ = writeln!(b, "{id}\t{}\t{d}\t{w}\t{now}\t{carrier}\t{}\t1", cust[i as usize], counts[i as usize]);
                 })?;
                 copy(
                     &mut tx,
-                    "new_order (no_o_id, no_d_id, no_w_id)",
-                    ORDERS - FIRST_UNDELIVERED + 1,
+                    "new_order (no_o_id, no_d_id, no_w_id)", ORDERS - FIRST_UNDELIVERED + 1, progress.bar("new_order"),
                     |i, b| {
                         let _ = writeln!(b, "{}\t{d}\t{w}", FIRST_UNDELIVERED + i);
                     },
@@ -317,7 +442,7 @@ fn run_task(
                         lines.push((i as i64 + 1, k));
                     }
                 }
-                copy(&mut tx, "order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_dist_info, ol_delivery_d)", lines.len() as i64, |i, b| {
+                copy(&mut tx, "order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_dist_info, ol_delivery_d)", lines.len() as i64, progress.bar("order_line"), |i, b| {
                     let (o, n) = lines[i as usize];
                     let _ = write!(b, "{o}\t{d}\t{w}\t{n}\t{}\t{w}\t5\t", rng.range(1, ITEMS));
                     let delivered = o < FIRST_UNDELIVERED;
