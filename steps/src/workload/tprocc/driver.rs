@@ -200,7 +200,7 @@ fn vu_loop(
                     vu.rng.range(5, 15) as i32,
                 );
                 client
-                    .query_one(&no, &[&w, &vu.max_w, &d, &c, &n, &spec])
+                    .execute(&no, &[&w, &vu.max_w, &d, &c, &n, &spec])
                     .map(|_| ())
             }
             1 => {
@@ -222,7 +222,7 @@ fn vu_loop(
                     Profile::Spec => vu.rng.range(100, 500_000) as i32,
                 };
                 client
-                    .query_one(&pay, &[&w, &d, &cw, &cd, &c, &byname, &cents, &name, &spec])
+                    .execute(&pay, &[&w, &d, &cw, &cd, &c, &byname, &cents, &name, &spec])
                     .map(|_| ())
             }
             2 => {
@@ -231,17 +231,17 @@ fn vu_loop(
                 let name = if byname { vu.c_last() } else { String::new() };
                 let c = vu.c_id();
                 client
-                    .query_one(&os, &[&w, &d, &c, &byname, &name])
+                    .execute(&os, &[&w, &d, &c, &byname, &name])
                     .map(|_| ())
             }
             3 => {
                 let carrier = vu.rng.range(1, 10) as i32;
-                client.query_one(&del, &[&w, &carrier, &spec]).map(|_| ())
+                client.execute(&del, &[&w, &carrier, &spec]).map(|_| ())
             }
             _ => {
                 let threshold = vu.rng.range(10, 20) as i32;
                 client
-                    .query_one(&sl, &[&w, &vu.stock_level_d, &threshold])
+                    .execute(&sl, &[&w, &vu.stock_level_d, &threshold])
                     .map(|_| ())
             }
         };
