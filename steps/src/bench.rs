@@ -15,6 +15,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use serde_json::json;
 
+use crate::analyze::Stats;
 use crate::build::{ensure_template, load_template, Loader};
 use crate::ctx::Ctx;
 use crate::experiment::{Size, Workload};
@@ -73,18 +74,11 @@ fn order(repeats: u32) -> Vec<char> {
 }
 
 fn mean(v: &[f64]) -> f64 {
-    v.iter().sum::<f64>() / v.len().max(1) as f64
+    Stats::of(v).map_or(0.0, |s| s.mean)
 }
 
 fn spread(v: &[f64]) -> f64 {
-    let m = mean(v);
-    if m == 0.0 {
-        return 0.0;
-    }
-    let (lo, hi) = v
-        .iter()
-        .fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(*x), b.max(*x)));
-    100.0 * (hi - lo) / m
+    Stats::of(v).and_then(|s| s.spread_pct).unwrap_or(0.0)
 }
 
 fn tprocc_size(warehouses: i64) -> Size {

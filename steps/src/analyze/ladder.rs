@@ -27,7 +27,7 @@ struct Step {
 }
 
 fn mean(v: &[f64]) -> Option<f64> {
-    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+    super::Stats::of(v).map(|s| s.mean)
 }
 
 pub fn ladder(runs: &[ArmRun], table: &str, threshold: f64) -> (String, Value) {

@@ -1,6 +1,7 @@
 //! Reads one arm directory into figures: its metadata and, for every (object, metric) of the
-//! snapshots, the values at the first and last sample of the measured window and their delta.
-//! Polars does the reshaping; nothing here connects to a database.
+//! snapshots, the values at the first and last sample of the measured window and their delta,
+//! plus per-sample series of the metrics the charts use. Partitions are rolled up into their
+//! parent. Polars does the reading and reshaping; nothing here connects to a database.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -29,10 +30,12 @@ pub struct ArmRun {
     pub fillfactor: Value,
     pub workload: Value,
     pub resets: Vec<Value>,
-    /// (object, metric) → window, from snapshots/tables.csv
-    pub tables: HashMap<(String, String), Window>,
-    /// (object, metric) → window, from snapshots/database.csv
-    pub database: HashMap<(String, String), Window>,
+    /// snapshots/tables.csv: windows and series per (object, metric), partitions rolled up
+    pub tables: Snapshots,
+    /// snapshots/database.csv: windows and series per (source, metric)
+    pub database: Snapshots,
+    /// snapshots/buffers.csv: windows and series per (relation, metric)
+    pub buffers: Snapshots,
     /// table → post-run VACUUM seconds, from vacuum.csv
     pub vacuum: HashMap<String, f64>,
 }
@@ -51,8 +54,9 @@ impl ArmRun {
             fillfactor: opt_json("fillfactor.json"),
             workload: opt_json("workload.json"),
             resets,
-            tables: window(&dir.join("snapshots/tables.csv"))?,
-            database: window(&dir.join("snapshots/database.csv"))?,
+            tables: snapshots(&dir.join("snapshots/tables.csv"))?,
+            database: snapshots(&dir.join("snapshots/database.csv"))?,
+            buffers: snapshots(&dir.join("snapshots/buffers.csv"))?,
             vacuum: std::fs::read_to_string(dir.join("vacuum.csv"))
                 .unwrap_or_default()
                 .lines()
@@ -68,6 +72,7 @@ impl ArmRun {
 
     pub fn table(&self, object: &str, metric: &str) -> Window {
         self.tables
+            .window
             .get(&(object.to_string(), metric.to_string()))
             .cloned()
             .unwrap_or_default()
@@ -75,9 +80,36 @@ impl ArmRun {
 
     pub fn source(&self, object: &str, metric: &str) -> Window {
         self.database
+            .window
             .get(&(object.to_string(), metric.to_string()))
             .cloned()
             .unwrap_or_default()
+    }
+
+    /// Per-sample values of a table metric (measured samples; seconds since the first).
+    pub fn table_series(&self, object: &str, metric: &str) -> &[(f64, f64)] {
+        self.tables
+            .series
+            .get(&(object.to_string(), metric.to_string()))
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+    }
+
+    /// Per-sample values of a database.csv source metric.
+    pub fn source_series(&self, object: &str, metric: &str) -> &[(f64, f64)] {
+        self.database
+            .series
+            .get(&(object.to_string(), metric.to_string()))
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+    }
+
+    /// The arm's name without the repeat suffix (`tuned-r2` → `tuned`).
+    pub fn arm(&self) -> String {
+        self.meta["arm"]["name"]
+            .as_str()
+            .map(str::to_string)
+            .unwrap_or_else(|| self.name())
     }
 
     pub fn name(&self) -> String {
@@ -92,48 +124,143 @@ impl ArmRun {
     }
 }
 
-/// Reads a long-format snapshot file and reduces it to the measured window per (object, metric).
-pub fn window(path: &Path) -> Result<HashMap<(String, String), Window>> {
-    let mut out = HashMap::new();
+/// Metrics kept per sample (for charts and interval figures), besides the window.
+const SERIES_METRICS: &[&str] = &[
+    "heap_bytes",
+    "index_bytes",
+    "n_dead_tup",
+    "n_tup_upd",
+    "n_tup_hot_upd",
+    "n_tup_newpage_upd",
+    "xact_total",
+    "d_next_o_id_sum",
+    "insert_lsn_bytes",
+    "buffers",
+    "dirty",
+];
+
+/// Counters and sizes that add up across partitions (the rest, like fillfactor, do not).
+fn additive(metric: &str) -> bool {
+    metric.starts_with("n_")
+        || metric.ends_with("_bytes")
+        || metric.ends_with("_hit")
+        || metric.ends_with("_read")
+        || metric.ends_with("_count")
+        || metric.ends_with("_fetch")
+        || matches!(metric, "relpages" | "reltuples" | "seq_scan" | "idx_scan")
+}
+
+/// One snapshot file reduced to its measured window and its per-sample series.
+#[derive(Debug, Default, Clone)]
+pub struct Snapshots {
+    pub window: HashMap<(String, String), Window>,
+    /// (object, metric) → (seconds since the first measured sample, value), measured samples.
+    pub series: HashMap<(String, String), Vec<(f64, f64)>>,
+}
+
+/// Reads a long-format snapshot file: the measured window and series per (object, metric), and
+/// partitions rolled up into their parent (additive metrics summed; the parent's own row for a
+/// metric is replaced by the sum of its partitions).
+pub fn snapshots(path: &Path) -> Result<Snapshots> {
+    let mut out = Snapshots::default();
     if !path.exists() {
         return Ok(out);
     }
-    let df =
-        window_frame(path).map_err(|e| anyhow::anyhow!("analysing {}: {e}", path.display()))?;
-    let objects = df.column("object")?.as_materialized_series().str()?.clone();
-    let metrics = df.column("metric")?.as_materialized_series().str()?.clone();
-    let first = df
-        .column("first_num")?
-        .as_materialized_series()
-        .f64()?
-        .clone();
-    let last = df
-        .column("last_num")?
-        .as_materialized_series()
-        .f64()?
-        .clone();
-    let delta = df.column("delta")?.as_materialized_series().f64()?.clone();
-    let last_text = df.column("last")?.as_materialized_series().str()?.clone();
+    let err = |e: PolarsError| anyhow::anyhow!("analysing {}: {e}", path.display());
+    let measured = measured_frame(path).map_err(err)?;
+    let df = window_query(measured.clone()).collect().map_err(err)?;
+    let s = |c: &str| -> Result<StringChunked> {
+        Ok(df.column(c)?.as_materialized_series().str()?.clone())
+    };
+    let f = |c: &str| -> Result<Float64Chunked> {
+        Ok(df.column(c)?.as_materialized_series().f64()?.clone())
+    };
+    let (objects, parents, metrics, last_text) = (s("object")?, s("parent")?, s("metric")?, s("last")?);
+    let (first, last, delta) = (f("first_num")?, f("last_num")?, f("delta")?);
+    let mut rolled: HashMap<(String, String), Window> = HashMap::new();
     for i in 0..df.height() {
         let (Some(o), Some(m)) = (objects.get(i), metrics.get(i)) else {
             continue;
         };
-        out.insert(
-            (o.to_string(), m.to_string()),
-            Window {
-                first: first.get(i),
-                last: last.get(i),
-                delta: delta.get(i),
-                last_text: last_text.get(i).map(str::to_string),
-            },
-        );
+        let w = Window {
+            first: first.get(i),
+            last: last.get(i),
+            delta: delta.get(i),
+            last_text: last_text.get(i).map(str::to_string),
+        };
+        if let Some(p) = parents.get(i).filter(|p| !p.is_empty()) {
+            let key = (p.to_string(), m.to_string());
+            let sum = rolled.entry(key).or_default();
+            if additive(m) {
+                let add = |a: Option<f64>, b: Option<f64>| Some(a.unwrap_or(0.0) + b?);
+                sum.first = add(sum.first, w.first);
+                sum.last = add(sum.last, w.last);
+                sum.delta = add(sum.delta, w.delta);
+            } else if sum.last.is_none() {
+                *sum = w.clone();
+            }
+        }
+        out.window.insert((o.to_string(), m.to_string()), w);
+    }
+    out.window.extend(rolled);
+    // Per-sample series of the metrics charts use, partitions added into their parent.
+    let wanted = SERIES_METRICS
+        .iter()
+        .map(|m| col("metric").eq(lit(*m)))
+        .reduce(|a, b| a.or(b))
+        .expect("a metric");
+    let sdf = measured
+        .filter(wanted)
+        .select([
+            col("sample"),
+            col("ts"),
+            col("object"),
+            col("parent"),
+            col("metric"),
+            col("value").cast(DataType::Float64),
+        ])
+        .sort(["sample"], SortMultipleOptions::default())
+        .collect()
+        .map_err(err)?;
+    let ts = sdf.column("ts")?.as_materialized_series().str()?.clone();
+    let objects = sdf.column("object")?.as_materialized_series().str()?.clone();
+    let parents = sdf.column("parent")?.as_materialized_series().str()?.clone();
+    let metrics = sdf.column("metric")?.as_materialized_series().str()?.clone();
+    let values = sdf.column("value")?.as_materialized_series().f64()?.clone();
+    let mut t0: Option<chrono::DateTime<chrono::FixedOffset>> = None;
+    let mut last_ts = String::new();
+    let mut t_s = 0.0;
+    for i in 0..sdf.height() {
+        let (Some(o), Some(m), Some(v), Some(t)) =
+            (objects.get(i), metrics.get(i), values.get(i), ts.get(i))
+        else {
+            continue;
+        };
+        if t != last_ts {
+            last_ts = t.to_string();
+            if let Ok(at) = chrono::DateTime::parse_from_rfc3339(t) {
+                let start = *t0.get_or_insert(at);
+                t_s = (at - start).num_milliseconds() as f64 / 1000.0;
+            }
+        }
+        let mut push = |obj: &str| {
+            let pts = out.series.entry((obj.to_string(), m.to_string())).or_default();
+            match pts.last_mut() {
+                Some((t, sum)) if *t == t_s => *sum += v,
+                _ => pts.push((t_s, v)),
+            }
+        };
+        push(o);
+        if let Some(p) = parents.get(i).filter(|p| !p.is_empty()) {
+            push(p);
+        }
     }
     Ok(out)
 }
 
-/// The polars query: measured samples only; per (object, metric) the value at the first and
-/// the last sample, both as numbers where they parse, and their difference.
-pub fn window_frame(path: &Path) -> PolarsResult<DataFrame> {
+/// The measured samples of a long-format snapshot file, every column as text but `sample`; a
+/// file without a `parent` column gets an empty one.
+fn measured_frame(path: &Path) -> PolarsResult<LazyFrame> {
     let header = std::fs::read_to_string(path)
         .map_err(|e| PolarsError::IO {
             error: Arc::new(e),
@@ -154,16 +281,27 @@ pub fn window_frame(path: &Path) -> PolarsResult<DataFrame> {
             Field::new(c.into(), dt)
         })
         .collect();
+    let has_parent = header.split(',').any(|c| c == "parent");
     let df = CsvReadOptions::default()
         .with_has_header(true)
         .with_schema(Some(Arc::new(schema)))
         .try_into_reader_with_file_path(Some(path.to_path_buf()))?
         .finish()?;
+    let mut lf = df.lazy().filter(col("phase").eq(lit("measured")));
+    if !has_parent {
+        lf = lf.with_column(lit(NULL).cast(DataType::String).alias("parent"));
+    }
+    Ok(lf)
+}
+
+/// Per (object, metric): the value at the first and the last measured sample, both as numbers
+/// where they parse, and their difference.
+fn window_query(measured: LazyFrame) -> LazyFrame {
     let by_sample = || SortMultipleOptions::default();
-    df.lazy()
-        .filter(col("phase").eq(lit("measured")))
+    measured
         .group_by([col("object"), col("metric")])
         .agg([
+            col("parent").first(),
             col("value")
                 .sort_by([col("sample")], by_sample())
                 .first()
@@ -178,5 +316,4 @@ pub fn window_frame(path: &Path) -> PolarsResult<DataFrame> {
             col("last").cast(DataType::Float64).alias("last_num"),
         ])
         .with_column((col("last_num") - col("first_num")).alias("delta"))
-        .collect()
 }

@@ -3,6 +3,7 @@
 //! the snapshot CSVs. Writes summary.md (also printed), summary.json, report.html and
 //! charts/*.svg into the output directory.
 
+pub mod charts;
 pub mod ladder;
 pub mod load;
 pub mod report;
@@ -171,5 +172,52 @@ pub fn pct(part: Option<f64>, whole: Option<f64>) -> Option<f64> {
     match (part, whole) {
         (Some(p), Some(w)) if w > 0.0 => Some(100.0 * p / w),
         _ => None,
+    }
+}
+
+/// Mean, min, max and spread ((max − min) / mean, in %) of repeated figures.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Stats {
+    pub n: usize,
+    pub mean: f64,
+    pub min: f64,
+    pub max: f64,
+    pub spread_pct: Option<f64>,
+}
+
+impl Stats {
+    pub fn of(v: &[f64]) -> Option<Stats> {
+        if v.is_empty() {
+            return None;
+        }
+        let mean = v.iter().sum::<f64>() / v.len() as f64;
+        let (min, max) = v
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(*x), b.max(*x)));
+        Some(Stats {
+            n: v.len(),
+            mean,
+            min,
+            max,
+            spread_pct: (mean != 0.0).then(|| 100.0 * (max - min) / mean.abs()),
+        })
+    }
+
+    pub fn json(s: Option<Stats>) -> Value {
+        match s {
+            None => Value::Null,
+            Some(s) => json!({"n": s.n, "mean": s.mean, "min": s.min, "max": s.max,
+                              "spread_pct": s.spread_pct}),
+        }
+    }
+}
+
+/// Whether two changes point the same way: "agrees", "**disagrees**" (shown in red), or "–".
+pub fn direction(ours: Option<f64>, published: Option<f64>) -> String {
+    match (ours, published) {
+        (Some(a), Some(b)) if a.abs() < 1e-9 || b.abs() < 1e-9 => "flat".into(),
+        (Some(a), Some(b)) if (a > 0.0) == (b > 0.0) => "agrees".into(),
+        (Some(_), Some(_)) => "**disagrees**".into(),
+        _ => "–".into(),
     }
 }
