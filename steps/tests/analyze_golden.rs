@@ -97,3 +97,101 @@ fn analyze_refuses_mixed_studies() {
     );
     assert!(analyze::analyze_dirs(&dirs, true).is_ok());
 }
+
+/// A repeated TPROC-C comparison (study 000 at the `ci` size, A B B A, captured from a real run)
+/// gives exactly the checked-in tables, with repeats summarised and the article beside ours.
+#[test]
+fn tprocc_repeated_comparison_matches_golden() {
+    let dirs = find_arm_dirs(&data().join("tprocc-ci-repeats")).unwrap();
+    assert_eq!(dirs.len(), 4);
+    let a = analyze::analyze_dirs(&dirs, false).unwrap();
+    let want = std::fs::read_to_string(data().join("tprocc-ci-repeats.summary.md")).unwrap();
+    assert_eq!(a.markdown, want);
+    let arms = a.json["arms"].as_array().unwrap();
+    assert_eq!(arms.len(), 2);
+    for arm in arms {
+        let n = &arm["nopm"];
+        assert_eq!(n["n"], 2, "{arm}");
+        let (lo, mean, hi) = (
+            n["min"].as_f64().unwrap(),
+            n["mean"].as_f64().unwrap(),
+            n["max"].as_f64().unwrap(),
+        );
+        assert!(lo <= mean && mean <= hi && lo > 0.0, "{n}");
+        assert!(arm["published_nopm"].as_f64().unwrap() > 0.0);
+        let hot = arm["hot_pct"]["order_line"]["mean"].as_f64().unwrap();
+        assert!((0.0..=100.0).contains(&hot));
+    }
+    // Tuned keeps order_line's updates HOT far more often than the default, as in the article.
+    let hot = |i: usize| arms[i]["hot_pct"]["order_line"]["mean"].as_f64().unwrap();
+    assert!(hot(1) > hot(0) + 10.0, "{} vs {}", hot(1), hot(0));
+    for section in [
+        "## Throughput per arm",
+        "## Every run",
+        "## stock: heap growth and post-run VACUUM",
+        "## New-page share at fillfactor 100",
+        "## Bloat curve: order_line per sample",
+    ] {
+        assert!(a.markdown.contains(section), "{section} missing");
+    }
+    assert!(a.markdown.contains("| published default (20 wh) | 36597 |"));
+}
+
+/// report.html carries every table and every chart of the analysis, inline and offline.
+#[test]
+fn report_holds_every_table_and_chart() {
+    for set in ["spv-ci", "tprocc-ci-repeats"] {
+        let dirs = find_arm_dirs(&data().join(set)).unwrap();
+        let a = analyze::analyze_dirs(&dirs, false).unwrap();
+        let html = analyze::report::html(&a);
+        for h in a.markdown.lines().filter_map(|l| l.strip_prefix("## ")) {
+            let h = h.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
+            assert!(html.contains(&format!("<h2>{h}</h2>")), "{set}: {h} missing");
+        }
+        let tables = a.markdown.matches("\n| --- |").count() + a.markdown.matches("\n|---").count();
+        assert!(html.matches("<table>").count() >= tables, "{set}: tables missing");
+        assert!(a.charts.len() >= 5, "{set}: {} charts", a.charts.len());
+        for (name, svg) in &a.charts {
+            assert!(svg.starts_with("<svg"), "{name}");
+            assert!(html.contains(&format!("<figure id=\"{name}\">")), "{set}: {name} missing");
+        }
+        assert_eq!(html.matches("<svg").count(), a.charts.len());
+        assert!(!html.contains("http://") || !html.contains("<script src="), "no remote assets");
+        assert!(!html.contains("<link "), "no external stylesheet");
+    }
+}
+
+/// An interrupted arm inside a comparison is shown as interrupted and left out of the arm means;
+/// the other runs still count.
+#[test]
+fn an_interrupted_arm_is_shown_and_not_counted() {
+    let dir = std::env::temp_dir().join(format!("hotlab-interrupted-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let src = data().join("tprocc-ci-repeats");
+    for arm in ["default-r1", "default-r2", "tuned-r1"] {
+        let d = dir.join(arm);
+        std::fs::create_dir_all(d.join("snapshots")).unwrap();
+        for e in std::fs::read_dir(src.join(arm)).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_file() {
+                std::fs::copy(&p, d.join(p.file_name().unwrap())).unwrap();
+            }
+        }
+        for e in std::fs::read_dir(src.join(arm).join("snapshots")).unwrap() {
+            let p = e.unwrap().path();
+            std::fs::copy(&p, d.join("snapshots").join(p.file_name().unwrap())).unwrap();
+        }
+    }
+    let meta = dir.join("default-r2/meta.json");
+    let text = std::fs::read_to_string(&meta)
+        .unwrap()
+        .replace("\"status\": \"complete\"", "\"status\": \"interrupted\"");
+    std::fs::write(&meta, text).unwrap();
+    let dirs = find_arm_dirs(&dir).unwrap();
+    let a = analyze::analyze_dirs(&dirs, false).unwrap();
+    assert!(a.markdown.contains("| default-r2 | interrupted |"), "{}", a.markdown);
+    let arms = a.json["arms"].as_array().unwrap();
+    assert_eq!(arms[0]["runs"], serde_json::json!(["default-r1"]));
+    assert_eq!(arms[0]["nopm"]["n"], 1);
+    assert_eq!(arms[1]["nopm"]["n"], 1);
+}

@@ -182,3 +182,87 @@ fn server_listens_on_loopback_and_not_as_root() {
         .get(0);
     assert!(pss.contains("pg_stat_statements"));
 }
+
+/// A hash-partitioned table, sampled by the real snapshot step before and after 4,000 updates:
+/// analyze rolls the partitions up into their parent (counters and sizes summed, per sample too)
+/// and does not add the indexes (which carry their table as parent) into the table.
+#[test]
+fn analyze_rolls_partitions_up_into_their_parent() {
+    let _g = testing::serial();
+    let ctx = testing::ctx("partitions");
+    let server = steps::server::Server::ensure(&ctx).unwrap();
+    let db = "hotlab_test_partitions";
+    server.drop_own_database(db).unwrap();
+    server.create_own_database(db, None).unwrap();
+    let mut c = server.connect(db).unwrap();
+    c.batch_execute(
+        "CREATE EXTENSION IF NOT EXISTS pg_buffercache;
+         CREATE TABLE p (id int PRIMARY KEY, v int) PARTITION BY HASH (id);
+         CREATE TABLE p0 PARTITION OF p FOR VALUES WITH (MODULUS 4, REMAINDER 0) WITH (fillfactor = 50);
+         CREATE TABLE p1 PARTITION OF p FOR VALUES WITH (MODULUS 4, REMAINDER 1) WITH (fillfactor = 50);
+         CREATE TABLE p2 PARTITION OF p FOR VALUES WITH (MODULUS 4, REMAINDER 2) WITH (fillfactor = 50);
+         CREATE TABLE p3 PARTITION OF p FOR VALUES WITH (MODULUS 4, REMAINDER 3) WITH (fillfactor = 50);
+         INSERT INTO p SELECT g, 0 FROM generate_series(1, 4000) g;
+         CREATE TABLE q (id int PRIMARY KEY, pad text);
+         INSERT INTO q SELECT g, repeat('x', 200) FROM generate_series(1, 4000) g;
+         ANALYZE q;",
+    )
+    .unwrap();
+    let dir = ctx.data_dir.join("runs/partitions/parts");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("meta.json"),
+        r#"{"run": "parts", "status": "complete", "study": "spv", "workload": "spv", "arm": {"name": "parts", "fillfactor": {}}}"#,
+    )
+    .unwrap();
+    let rd = RunDir::open(&dir).unwrap();
+    let mut sampler = steps::snapshot::Sampler::new(&server, db, &rd).unwrap();
+    sampler.take("measured").unwrap();
+    c.batch_execute("UPDATE p SET v = v + 1").unwrap();
+    // The statistics of this backend reach the shared counters at the end of its transaction;
+    // give the cumulative statistics system its flush.
+    c.batch_execute("SELECT pg_stat_force_next_flush()").unwrap();
+    drop(c);
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    sampler.take("measured").unwrap();
+    drop(sampler);
+    let r = analyze::load::ArmRun::load(&dir).unwrap();
+    let upd = r.table("p", "n_tup_upd").delta.unwrap();
+    assert_eq!(upd, 4000.0);
+    let parts: f64 = ["p0", "p1", "p2", "p3"]
+        .iter()
+        .map(|t| r.table(t, "n_tup_upd").delta.unwrap())
+        .sum();
+    assert_eq!(parts, 4000.0);
+    let heap: f64 = ["p0", "p1", "p2", "p3"]
+        .iter()
+        .map(|t| r.table(t, "heap_bytes").last.unwrap())
+        .sum();
+    assert_eq!(r.table("p", "heap_bytes").last, Some(heap));
+    assert!(heap > 0.0);
+    let index: f64 = ["p0", "p1", "p2", "p3"]
+        .iter()
+        .map(|t| r.table(t, "index_bytes").last.unwrap())
+        .sum();
+    assert_eq!(r.table("p", "index_bytes").last, Some(index));
+    // An ordinary table keeps its own figures: its index (tagged with it as parent) is not added
+    // in.
+    let mut c = server.connect(db).unwrap();
+    let q_pages: i32 = c
+        .query_one("SELECT relpages FROM pg_class WHERE relname = 'q'", &[])
+        .unwrap()
+        .get(0);
+    let idx_pages: i32 = c
+        .query_one("SELECT relpages FROM pg_class WHERE relname = 'q_pkey'", &[])
+        .unwrap()
+        .get(0);
+    assert!(q_pages > 0 && idx_pages > 0);
+    assert_eq!(r.table("q", "relpages").last, Some(q_pages as f64));
+    drop(c);
+    let per_sample = r.table_series("p", "n_tup_upd");
+    assert_eq!(per_sample.len(), 2);
+    assert_eq!(per_sample[1].1 - per_sample[0].1, 4000.0);
+    // Fillfactor is not summed: the parent shows its partitions' 50.
+    assert_eq!(r.table("p", "fillfactor").last, Some(50.0));
+    server.drop_own_database(db).unwrap();
+}

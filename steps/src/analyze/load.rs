@@ -133,6 +133,7 @@ const SERIES_METRICS: &[&str] = &[
     "n_tup_hot_upd",
     "n_tup_newpage_upd",
     "xact_total",
+    "xact_commit",
     "d_next_o_id_sum",
     "insert_lsn_bytes",
     "buffers",
@@ -175,7 +176,13 @@ pub fn snapshots(path: &Path) -> Result<Snapshots> {
     let f = |c: &str| -> Result<Float64Chunked> {
         Ok(df.column(c)?.as_materialized_series().f64()?.clone())
     };
-    let (objects, parents, metrics, last_text) = (s("object")?, s("parent")?, s("metric")?, s("last")?);
+    let (objects, parents, kinds, metrics, last_text) = (
+        s("object")?,
+        s("parent")?,
+        s("kind")?,
+        s("metric")?,
+        s("last")?,
+    );
     let (first, last, delta) = (f("first_num")?, f("last_num")?, f("delta")?);
     let mut rolled: HashMap<(String, String), Window> = HashMap::new();
     for i in 0..df.height() {
@@ -188,7 +195,7 @@ pub fn snapshots(path: &Path) -> Result<Snapshots> {
             delta: delta.get(i),
             last_text: last_text.get(i).map(str::to_string),
         };
-        if let Some(p) = parents.get(i).filter(|p| !p.is_empty()) {
+        if let Some(p) = partition_of(parents.get(i), kinds.get(i)) {
             let key = (p.to_string(), m.to_string());
             let sum = rolled.entry(key).or_default();
             if additive(m) {
@@ -216,6 +223,7 @@ pub fn snapshots(path: &Path) -> Result<Snapshots> {
             col("ts"),
             col("object"),
             col("parent"),
+            col("kind"),
             col("metric"),
             col("value").cast(DataType::Float64),
         ])
@@ -225,6 +233,7 @@ pub fn snapshots(path: &Path) -> Result<Snapshots> {
     let ts = sdf.column("ts")?.as_materialized_series().str()?.clone();
     let objects = sdf.column("object")?.as_materialized_series().str()?.clone();
     let parents = sdf.column("parent")?.as_materialized_series().str()?.clone();
+    let kinds = sdf.column("kind")?.as_materialized_series().str()?.clone();
     let metrics = sdf.column("metric")?.as_materialized_series().str()?.clone();
     let values = sdf.column("value")?.as_materialized_series().f64()?.clone();
     let mut t0: Option<chrono::DateTime<chrono::FixedOffset>> = None;
@@ -251,15 +260,21 @@ pub fn snapshots(path: &Path) -> Result<Snapshots> {
             }
         };
         push(o);
-        if let Some(p) = parents.get(i).filter(|p| !p.is_empty()) {
+        if let Some(p) = partition_of(parents.get(i), kinds.get(i)) {
             push(p);
         }
     }
     Ok(out)
 }
 
+/// The parent a row rolls up into: only tables (kind `r`) with a parent are partitions; indexes
+/// carry their table as parent too, and are not added into it. One level of partitioning.
+fn partition_of<'a>(parent: Option<&'a str>, kind: Option<&str>) -> Option<&'a str> {
+    parent.filter(|p| !p.is_empty() && kind == Some("r"))
+}
+
 /// The measured samples of a long-format snapshot file, every column as text but `sample`; a
-/// file without a `parent` column gets an empty one.
+/// file without `parent` or `kind` columns gets empty ones.
 fn measured_frame(path: &Path) -> PolarsResult<LazyFrame> {
     let header = std::fs::read_to_string(path)
         .map_err(|e| PolarsError::IO {
@@ -281,15 +296,18 @@ fn measured_frame(path: &Path) -> PolarsResult<LazyFrame> {
             Field::new(c.into(), dt)
         })
         .collect();
-    let has_parent = header.split(',').any(|c| c == "parent");
+    let missing: Vec<&str> = ["parent", "kind"]
+        .into_iter()
+        .filter(|m| !header.split(',').any(|c| c == *m))
+        .collect();
     let df = CsvReadOptions::default()
         .with_has_header(true)
         .with_schema(Some(Arc::new(schema)))
         .try_into_reader_with_file_path(Some(path.to_path_buf()))?
         .finish()?;
     let mut lf = df.lazy().filter(col("phase").eq(lit("measured")));
-    if !has_parent {
-        lf = lf.with_column(lit(NULL).cast(DataType::String).alias("parent"));
+    for m in missing {
+        lf = lf.with_column(lit(NULL).cast(DataType::String).alias(m));
     }
     Ok(lf)
 }
@@ -302,6 +320,7 @@ fn window_query(measured: LazyFrame) -> LazyFrame {
         .group_by([col("object"), col("metric")])
         .agg([
             col("parent").first(),
+            col("kind").first(),
             col("value")
                 .sort_by([col("sample")], by_sample())
                 .first()

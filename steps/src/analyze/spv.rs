@@ -281,7 +281,7 @@ pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
             ),
         ),
         (
-            "dead_tuples.svg".to_string(),
+            "dead_tuples_after.svg".to_string(),
             bar_chart(
                 "Dead tuples after the updates",
                 &labels,
@@ -290,5 +290,8 @@ pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
             ),
         ),
     ];
+    let per_s = |r: &ArmRun| super::charts::per_interval(r.source_series("database", "xact_commit"), 1.0);
+    let mut charts = charts;
+    charts.extend(super::charts::standard(runs, &[TABLE], TABLE, ("commits/s", &per_s))?);
     Ok((md, json, charts))
 }
