@@ -109,10 +109,22 @@ hexacluster SIZE='quick':
 spv SIZE='article':
     just study spv {{SIZE}}
 
-# The demo: study 003 at the article size
+# The demo (about 9 minutes on 2 cores after the first compile): study 000 at the quick size
+# (default vs tuned), then `sweep order_line 100 90 80`, one report over both
 [group('studies')]
 demo:
-    just spv article
+    #!/usr/bin/env bash
+    set -euo pipefail
+    start=$(date +%s)
+    runs="${HOTLAB_DATA_DIR:-data}/runs/hexacluster-tprocc"
+    just study hexacluster-tprocc quick --label demo-compare
+    compare=$(ls -td "$runs"/*-demo-compare | head -n 1)
+    just study hexacluster-tprocc quick --label demo-sweep-order_line --sweep order_line --values 100,90,80
+    sweep=$(ls -td "$runs"/*-demo-sweep-order_line | head -n 1)
+    out="${HOTLAB_DATA_DIR:-data}/runs/demo/$(date +%Y%m%d-%H%M%S)"
+    cargo xtask analyze "$compare" "$sweep" --out "$out" > /dev/null
+    echo "demo: $(( $(date +%s) - start )) s; comparison $compare, sweep $sweep"
+    echo "report: $out/report.html"
 
 # Benchmarks against pgbench in the same run: `just bench build`, `just bench driver --vus 2`
 [group('dev')]

@@ -7,6 +7,12 @@
 //!   10/10/1/1/1 mix (weighted `-f` scripts), same clients and duration: TPS and client CPU
 //!   seconds per 1,000 transactions.
 //!
+//! - `bench snapshot`: milliseconds per statistics snapshot on a TPROC-C database (idle and under
+//!   load), and the throughput cost of snapshotting every 10 s: the same driver run with and
+//!   without, alternating. Targets: ≤ 100 ms, ≤ 1 %.
+//! - `bench analyze`: `analyze` over a generated set of 100 runs × 100 samples (shaped like a
+//!   real TPROC-C arm's snapshots). Target: ≤ 2 s.
+//!
 //! Writes `data/runs/bench/<time>-<what>/result.json` (and the driver's snapshots).
 
 use std::path::PathBuf;
@@ -55,6 +61,33 @@ pub enum What {
         /// Pairs of runs (2 = A B B A)
         #[arg(long, default_value_t = 2)]
         repeats: u32,
+    },
+    /// Milliseconds per snapshot, and the throughput cost of snapshotting every 10 s
+    Snapshot {
+        /// Warehouses in the database (the quick size has 4)
+        #[arg(long, default_value_t = 4)]
+        warehouses: i64,
+        /// Clients (virtual users)
+        #[arg(long, default_value_t = 2)]
+        vus: u32,
+        /// Seconds per run
+        #[arg(long, default_value_t = 60.0)]
+        duration: f64,
+        /// Snapshot interval of the "with" runs, seconds
+        #[arg(long, default_value_t = 10.0)]
+        every: f64,
+        /// Pairs of runs (2 = A B B A)
+        #[arg(long, default_value_t = 2)]
+        repeats: u32,
+    },
+    /// `analyze` over generated run directories
+    Analyze {
+        /// Runs to generate
+        #[arg(long, default_value_t = 100)]
+        runs: usize,
+        /// Measured samples per run
+        #[arg(long, default_value_t = 100)]
+        samples: usize,
     },
 }
 
@@ -115,6 +148,9 @@ fn checkpoint(server: &Server) -> Result<()> {
 
 pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     crate::rundir::catch_interrupts();
+    if let What::Analyze { runs, samples } = &args.what {
+        return bench_analyze(ctx, *runs, *samples);
+    }
     let server = Server::ensure(ctx)?;
     match &args.what {
         What::Build {
@@ -127,6 +163,14 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             duration,
             repeats,
         } => bench_driver(ctx, &server, *warehouses, *vus, *duration, *repeats),
+        What::Snapshot {
+            warehouses,
+            vus,
+            duration,
+            every,
+            repeats,
+        } => bench_snapshot(ctx, &server, *warehouses, *vus, *duration, *every, *repeats),
+        What::Analyze { .. } => unreachable!("handled before the server starts"),
     }
 }
 
@@ -407,5 +451,216 @@ fn bench_driver(
                 "runs": runs, "tps_ratio": tps_ratio, "cpu_ratio": cpu_ratio,
                 "process_cpu_ratio": mean(&cpu_process) / mean(&cpu.1)}),
     )?;
+    Ok(())
+}
+
+/// One driver run on a fresh copy of `template`; returns (client TPS, snapshot milliseconds).
+fn driver_run(
+    server: &Server,
+    template: &str,
+    shape: &tprocc::Shape,
+    dir: &std::path::Path,
+) -> Result<(f64, Vec<f64>)> {
+    fresh_db(server, template)?;
+    let rd = RunDir {
+        path: dir.to_path_buf(),
+    };
+    std::fs::create_dir_all(rd.file("snapshots"))?;
+    let mut sampler = Sampler::new(server, "hotlab_bench_driver", &rd)?;
+    let mut csv = CsvAppender::open(&rd.file("workload.csv"), tprocc::driver::WORKLOAD_HEADER)?;
+    let out = tprocc::driver::run(server, "hotlab_bench_driver", shape, &mut sampler, &mut csv)?;
+    let tps = out.json["client_transactions_per_s"]
+        .as_f64()
+        .unwrap_or(0.0);
+    Ok((tps, sampler.taken_ms.clone()))
+}
+
+fn bench_snapshot(
+    ctx: &Ctx,
+    server: &Server,
+    warehouses: i64,
+    vus: u32,
+    duration: f64,
+    every: f64,
+    repeats: u32,
+) -> Result<()> {
+    if every <= 0.0 || every >= duration {
+        bail!("--every must be above 0 and below --duration ({duration} s)");
+    }
+    let dir = out_dir(ctx, "snapshot")?;
+    let mut size = tprocc_size(warehouses);
+    size.vus = Some(vus);
+    size.duration_s = Some(duration);
+    size.rampup_s = Some(0.0);
+    size.all_warehouses = Some(true);
+    let loader = Loader::for_size(Workload::Tprocc, &size)?;
+    let (template, _) = ensure_template(server, &loader, false)?;
+    // Idle: twenty samples of the whole database.
+    fresh_db(server, &template)?;
+    let rd = RunDir {
+        path: dir.join("idle"),
+    };
+    std::fs::create_dir_all(rd.file("snapshots"))?;
+    let mut sampler = Sampler::new(server, "hotlab_bench_driver", &rd)?;
+    for _ in 0..20 {
+        sampler.take("measured")?;
+    }
+    let idle = sampler.taken_ms.clone();
+    drop(sampler);
+    // Under load: A snapshots every `every` seconds, B only at the window's two ends.
+    let (mut with, mut without, mut loaded_ms) = (vec![], vec![], vec![]);
+    let mut runs = vec![];
+    for (k, arm) in order(repeats).into_iter().enumerate() {
+        if crate::rundir::interrupted() {
+            bail!("interrupted");
+        }
+        size.snapshot_every_s = Some(if arm == 'A' { every } else { duration });
+        let shape = tprocc::Shape::of(&size)?;
+        let (tps, ms) = driver_run(server, &template, &shape, &dir.join(format!("run-{k}-{arm}")))?;
+        let label = if arm == 'A' { "with" } else { "without" };
+        eprintln!("  {label:<7} snapshots: {tps:.1} TPS ({} samples)", ms.len());
+        if arm == 'A' {
+            with.push(tps);
+            loaded_ms.extend(ms.iter().copied());
+        } else {
+            without.push(tps);
+        }
+        runs.push(json!({"snapshots": label, "tps": tps, "snapshot_ms": ms}));
+    }
+    server.drop_own_database("hotlab_bench_driver")?;
+    let max = |v: &[f64]| v.iter().cloned().fold(0.0, f64::max);
+    let cost = 100.0 * (1.0 - mean(&with) / mean(&without));
+    println!(
+        "bench snapshot ({warehouses} warehouses, {vus} clients, {duration} s per run, every {every} s, order {})",
+        order(repeats).iter().collect::<String>()
+    );
+    println!(
+        "  per snapshot, idle        {:>7.1} ms mean, {:.1} ms max (target <= 100)",
+        mean(&idle),
+        max(&idle)
+    );
+    println!(
+        "  per snapshot, under load  {:>7.1} ms mean, {:.1} ms max",
+        mean(&loaded_ms),
+        max(&loaded_ms)
+    );
+    println!(
+        "  with snapshots    {:>8.1} TPS (spread {:.1} %)",
+        mean(&with),
+        spread(&with)
+    );
+    println!(
+        "  without           {:>8.1} TPS (spread {:.1} %)",
+        mean(&without),
+        spread(&without)
+    );
+    println!("  throughput cost   {cost:>8.2} % (target <= 1; compare with the spreads)");
+    write_json_atomic(
+        &dir.join("result.json"),
+        &json!({"what": "snapshot", "warehouses": warehouses, "vus": vus, "duration_s": duration,
+                "every_s": every, "idle_ms": idle, "runs": runs,
+                "idle_ms_mean": mean(&idle), "loaded_ms_mean": mean(&loaded_ms),
+                "tps_with": mean(&with), "tps_without": mean(&without), "cost_pct": cost}),
+    )?;
+    Ok(())
+}
+
+/// A TPROC-C arm's snapshot files regenerated with `samples` measured samples: every
+/// (object, metric) of the template's last measured sample, counters growing per sample.
+fn generate_run(template: &std::path::Path, to: &std::path::Path, samples: usize, seed: u64) -> Result<()> {
+    use std::io::Write as _;
+    std::fs::create_dir_all(to.join("snapshots"))?;
+    for f in ["meta.json", "workload.json", "fillfactor.json", "vacuum.csv", "reset.jsonl"] {
+        if template.join(f).exists() {
+            std::fs::copy(template.join(f), to.join(f))?;
+        }
+    }
+    let t0 = chrono::DateTime::parse_from_rfc3339("2026-01-01T00:00:00Z")?;
+    for f in ["tables.csv", "database.csv", "buffers.csv"] {
+        let text = std::fs::read_to_string(template.join("snapshots").join(f))?;
+        let mut lines = text.lines();
+        let header = lines.next().unwrap_or_default();
+        let cols: Vec<&str> = header.split(',').collect();
+        let (si, pi, vi) = (
+            cols.iter().position(|c| *c == "sample").unwrap_or(0),
+            cols.iter().position(|c| *c == "phase").unwrap_or(2),
+            cols.len() - 1,
+        );
+        let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+        let last = rows
+            .iter()
+            .filter(|r| r.get(pi) == Some(&"measured"))
+            .map(|r| r[si])
+            .last()
+            .unwrap_or("1");
+        let base: Vec<&Vec<&str>> = rows.iter().filter(|r| r[si] == last).collect();
+        let mut out = std::io::BufWriter::new(std::fs::File::create(to.join("snapshots").join(f))?);
+        writeln!(out, "{header}")?;
+        for s in 1..=samples {
+            let ts = (t0 + chrono::Duration::seconds(10 * s as i64)).to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+            for r in &base {
+                let mut r: Vec<String> = r.iter().map(|x| x.to_string()).collect();
+                r[si] = s.to_string();
+                r[1] = ts.clone();
+                r[pi] = "measured".into();
+                if let Ok(v) = r[vi].parse::<f64>() {
+                    let grown = v + (s as f64) * ((seed % 7) as f64 + 1.0) * (v.abs().min(1e6) / 100.0);
+                    r[vi] = format!("{}", grown.round());
+                }
+                writeln!(out, "{}", r.join(","))?;
+            }
+        }
+        out.flush()?;
+    }
+    Ok(())
+}
+
+fn bench_analyze(ctx: &Ctx, runs: usize, samples: usize) -> Result<()> {
+    if runs == 0 || samples < 2 {
+        bail!("bench analyze needs --runs >= 1 and --samples >= 2");
+    }
+    let template = crate::ctx::project_root().join("steps/tests/data/tprocc-ci-repeats/default-r1");
+    if !template.join("meta.json").exists() {
+        bail!("{} is missing: bench analyze needs the repository's test data", template.display());
+    }
+    let dir = out_dir(ctx, "analyze")?;
+    let set = dir.join("runs");
+    let t = Instant::now();
+    let mut dirs = vec![];
+    for k in 0..runs {
+        let d = set.join(format!("run-{k:03}"));
+        generate_run(&template, &d, samples, k as u64)?;
+        dirs.push(d);
+    }
+    let generated = t.elapsed().as_secs_f64();
+    let rows: usize = std::fs::read_to_string(dirs[0].join("snapshots/tables.csv"))?
+        .lines()
+        .count()
+        + std::fs::read_to_string(dirs[0].join("snapshots/database.csv"))?.lines().count()
+        + std::fs::read_to_string(dirs[0].join("snapshots/buffers.csv"))?.lines().count();
+    // Three passes (the first with whatever page cache the generation left): median and best.
+    let mut times = vec![];
+    let mut analysis = None;
+    for _ in 0..3 {
+        let t = Instant::now();
+        analysis = Some(crate::analyze::analyze_dirs(&dirs, false)?);
+        times.push(t.elapsed().as_secs_f64());
+    }
+    let t = Instant::now();
+    crate::analyze::write(&dir, analysis.as_ref().expect("three passes"))?;
+    let report = t.elapsed().as_secs_f64();
+    let mut sorted = times.clone();
+    sorted.sort_by(f64::total_cmp);
+    let (best, secs) = (sorted[0], sorted[1]);
+    println!("bench analyze ({runs} runs x {samples} samples, {rows} CSV rows per run; generated in {generated:.1} s)");
+    println!("  analyze          {secs:>6.2} s median of 3, best {best:.2} s (target <= 2)");
+    println!("  writing the report {report:>4.2} s");
+    write_json_atomic(
+        &dir.join("result.json"),
+        &json!({"what": "analyze", "runs": runs, "samples": samples, "rows_per_run": rows,
+                "seconds": times, "median_s": secs, "best_s": best, "report_s": report}),
+    )?;
+    // The generated set is large and only for this measurement.
+    std::fs::remove_dir_all(&set)?;
     Ok(())
 }

@@ -33,6 +33,8 @@ pub struct Sampler {
     buffers: CsvAppender,
     next_sample: i64,
     optional_sql: Vec<String>,
+    /// Milliseconds each `take` lasted, in order (for `bench snapshot`).
+    pub taken_ms: Vec<f64>,
 }
 
 fn last_sample(path: &Path) -> i64 {
@@ -107,6 +109,7 @@ impl Sampler {
             buffers: CsvAppender::open(&dir.join("buffers.csv"), SOURCES_HEADER)?,
             next_sample,
             optional_sql,
+            taken_ms: vec![],
         })
     }
 
@@ -184,6 +187,7 @@ impl Sampler {
         // database.csv last: its sample number is what the next Sampler continues from.
         self.database.rows(&db_rows)?;
         self.next_sample += 1;
+        self.taken_ms.push(started.elapsed().as_secs_f64() * 1000.0);
         Ok(started.elapsed())
     }
 

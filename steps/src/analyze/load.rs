@@ -124,8 +124,12 @@ impl ArmRun {
     }
 }
 
-/// Metrics kept per sample (for charts and interval figures), besides the window.
-const SERIES_METRICS: &[&str] = &[
+/// The metrics analyze reads; every other row of the snapshot files is skipped right after
+/// parsing (the files keep everything for anyone who wants more). All of them also get a series.
+pub const METRICS: &[&str] = &[
+    "fillfactor",
+    "n_live_tup",
+    "num_done",
     "heap_bytes",
     "index_bytes",
     "n_dead_tup",
@@ -168,8 +172,12 @@ pub fn snapshots(path: &Path) -> Result<Snapshots> {
         return Ok(out);
     }
     let err = |e: PolarsError| anyhow::anyhow!("analysing {}: {e}", path.display());
-    let measured = measured_frame(path).map_err(err)?;
-    let df = window_query(measured.clone()).collect().map_err(err)?;
+    let measured = measured_frame(path)
+        .and_then(|lf| lf.collect())
+        .map_err(err)?;
+    let df = window_query(measured.clone().lazy())
+        .collect()
+        .map_err(err)?;
     let s = |c: &str| -> Result<StringChunked> {
         Ok(df.column(c)?.as_materialized_series().str()?.clone())
     };
@@ -210,14 +218,9 @@ pub fn snapshots(path: &Path) -> Result<Snapshots> {
         out.window.insert((o.to_string(), m.to_string()), w);
     }
     out.window.extend(rolled);
-    // Per-sample series of the metrics charts use, partitions added into their parent.
-    let wanted = SERIES_METRICS
-        .iter()
-        .map(|m| col("metric").eq(lit(*m)))
-        .reduce(|a, b| a.or(b))
-        .expect("a metric");
+    // Per-sample series, partitions added into their parent.
     let sdf = measured
-        .filter(wanted)
+        .lazy()
         .select([
             col("sample"),
             col("ts"),
@@ -227,7 +230,6 @@ pub fn snapshots(path: &Path) -> Result<Snapshots> {
             col("metric"),
             col("value").cast(DataType::Float64),
         ])
-        .sort(["sample"], SortMultipleOptions::default())
         .collect()
         .map_err(err)?;
     let ts = sdf.column("ts")?.as_materialized_series().str()?.clone();
@@ -239,6 +241,8 @@ pub fn snapshots(path: &Path) -> Result<Snapshots> {
     let mut t0: Option<chrono::DateTime<chrono::FixedOffset>> = None;
     let mut last_ts = String::new();
     let mut t_s = 0.0;
+    // Keyed by the frame's own strings while filling; owned keys once at the end.
+    let mut series: HashMap<(&str, &str), Vec<(f64, f64)>> = HashMap::new();
     for i in 0..sdf.height() {
         let (Some(o), Some(m), Some(v), Some(t)) =
             (objects.get(i), metrics.get(i), values.get(i), ts.get(i))
@@ -252,8 +256,8 @@ pub fn snapshots(path: &Path) -> Result<Snapshots> {
                 t_s = (at - start).num_milliseconds() as f64 / 1000.0;
             }
         }
-        let mut push = |obj: &str| {
-            let pts = out.series.entry((obj.to_string(), m.to_string())).or_default();
+        let mut push = |obj| {
+            let pts = series.entry((obj, m)).or_default();
             match pts.last_mut() {
                 Some((t, sum)) if *t == t_s => *sum += v,
                 _ => pts.push((t_s, v)),
@@ -264,6 +268,10 @@ pub fn snapshots(path: &Path) -> Result<Snapshots> {
             push(p);
         }
     }
+    out.series = series
+        .into_iter()
+        .map(|((o, m), v)| ((o.to_string(), m.to_string()), v))
+        .collect();
     Ok(out)
 }
 
@@ -273,18 +281,15 @@ fn partition_of<'a>(parent: Option<&'a str>, kind: Option<&str>) -> Option<&'a s
     parent.filter(|p| !p.is_empty() && kind == Some("r"))
 }
 
-/// The measured samples of a long-format snapshot file, every column as text but `sample`; a
-/// file without `parent` or `kind` columns gets empty ones.
+/// The measured samples of the metrics analyze reads from a long-format snapshot file, every
+/// column as text but `sample`; a file without `parent` or `kind` columns gets empty ones.
 fn measured_frame(path: &Path) -> PolarsResult<LazyFrame> {
-    let header = std::fs::read_to_string(path)
-        .map_err(|e| PolarsError::IO {
-            error: Arc::new(e),
-            msg: None,
-        })?
-        .lines()
-        .next()
-        .unwrap_or_default()
-        .to_string();
+    let mut header = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(std::fs::File::open(path)?),
+        &mut header,
+    )?;
+    let header = header.trim_end().to_string();
     let schema: Schema = header
         .split(',')
         .map(|c| {
@@ -305,7 +310,14 @@ fn measured_frame(path: &Path) -> PolarsResult<LazyFrame> {
         .with_schema(Some(Arc::new(schema)))
         .try_into_reader_with_file_path(Some(path.to_path_buf()))?
         .finish()?;
-    let mut lf = df.lazy().filter(col("phase").eq(lit("measured")));
+    let wanted = METRICS
+        .iter()
+        .map(|m| col("metric").eq(lit(*m)))
+        .reduce(|a, b| a.or(b))
+        .expect("a metric");
+    let mut lf = df
+        .lazy()
+        .filter(col("phase").eq(lit("measured")).and(wanted));
     for m in missing {
         lf = lf.with_column(lit(NULL).cast(DataType::String).alias(m));
     }
@@ -313,22 +325,16 @@ fn measured_frame(path: &Path) -> PolarsResult<LazyFrame> {
 }
 
 /// Per (object, metric): the value at the first and the last measured sample, both as numbers
-/// where they parse, and their difference.
+/// where they parse, and their difference. Snapshot files are appended sample by sample, so file
+/// order is sample order within a group.
 fn window_query(measured: LazyFrame) -> LazyFrame {
-    let by_sample = || SortMultipleOptions::default();
     measured
         .group_by([col("object"), col("metric")])
         .agg([
             col("parent").first(),
             col("kind").first(),
-            col("value")
-                .sort_by([col("sample")], by_sample())
-                .first()
-                .alias("first"),
-            col("value")
-                .sort_by([col("sample")], by_sample())
-                .last()
-                .alias("last"),
+            col("value").first().alias("first"),
+            col("value").last().alias("last"),
         ])
         .with_columns([
             col("first").cast(DataType::Float64).alias("first_num"),

@@ -89,10 +89,18 @@ pub fn analyze_dirs(arm_dirs: &[PathBuf], allow_mixed: bool) -> Result<Analysis>
 }
 
 pub fn analyze_with(arm_dirs: &[PathBuf], allow_mixed: bool, threshold: f64) -> Result<Analysis> {
-    let runs: Vec<ArmRun> = arm_dirs
-        .iter()
-        .map(|d| ArmRun::load(d))
-        .collect::<Result<_>>()?;
+    // Two readers at a time: the files are independent, and each read is mostly single-threaded.
+    let runs: Vec<ArmRun> = std::thread::scope(|s| {
+        let half = arm_dirs.len().div_ceil(2);
+        let parts: Vec<_> = arm_dirs
+            .chunks(half.max(1))
+            .map(|chunk| s.spawn(move || chunk.iter().map(|d| ArmRun::load(d)).collect::<Vec<_>>()))
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|_| vec![Err(anyhow::anyhow!("a reader panicked"))]))
+            .collect::<Result<_>>()
+    })?;
     let mut studies: Vec<String> = runs
         .iter()
         .map(|r| r.meta["study"].as_str().unwrap_or("?").to_string())

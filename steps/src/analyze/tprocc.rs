@@ -56,8 +56,18 @@ fn reference_warehouses(ours: Option<f64>) -> u32 {
         .unwrap()
 }
 
+/// The article's arm of the same name: only `default` and `tuned` have published values.
+fn article_arm(arm: &str) -> Option<&'static str> {
+    match arm {
+        "default" => Some("default"),
+        "tuned" => Some("tuned"),
+        _ => None,
+    }
+}
+
 /// Published every-run row of `arm` at `wh` warehouses.
 fn published(arm: &str, wh: u32) -> Option<BTreeMap<String, String>> {
+    let arm = article_arm(arm)?;
     csv_rows(EVERY_RUN)
         .into_iter()
         .find(|r| r.get("arm").map(String::as_str) == Some(arm) && field(r, "warehouses") == Some(wh as f64))
@@ -282,7 +292,7 @@ pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
             let p = onpage.iter().find(|r| {
                 r.get("table").map(String::as_str) == Some(t) && field(r, "warehouses") == Some(wh as f64)
             });
-            let pub_hot = p.and_then(|p| field(p, if arm == "default" { "default_pct" } else { "tuned_pct" }));
+            let pub_hot = p.and_then(|p| field(p, &format!("{}_pct", article_arm(arm)?)));
             trows.push(vec![
                 arm.clone(),
                 t.to_string(),
@@ -346,8 +356,7 @@ pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
     for (arm, v) in &arms {
         let g = stats(v, |f| f.stock_growth);
         let vac = stats(v, |f| f.vacuum_stock);
-        let col = if arm == "default" { "default" } else { "tuned" };
-        let pub_g = pg.and_then(|p| field(p, &format!("{col}_mb")));
+        let pub_g = pg.and_then(|p| field(p, &format!("{}_mb", article_arm(arm)?)));
         let pub_v = published(arm, wh).and_then(|p| field(&p, "vacuum_stock_s"));
         let (dir_g, dir_v) = match first {
             None => {
