@@ -516,9 +516,17 @@ fn bench_snapshot(
         }
         size.snapshot_every_s = Some(if arm == 'A' { every } else { duration });
         let shape = tprocc::Shape::of(&size)?;
-        let (tps, ms) = driver_run(server, &template, &shape, &dir.join(format!("run-{k}-{arm}")))?;
+        let (tps, ms) = driver_run(
+            server,
+            &template,
+            &shape,
+            &dir.join(format!("run-{k}-{arm}")),
+        )?;
         let label = if arm == 'A' { "with" } else { "without" };
-        eprintln!("  {label:<7} snapshots: {tps:.1} TPS ({} samples)", ms.len());
+        eprintln!(
+            "  {label:<7} snapshots: {tps:.1} TPS ({} samples)",
+            ms.len()
+        );
         if arm == 'A' {
             with.push(tps);
             loaded_ms.extend(ms.iter().copied());
@@ -555,22 +563,41 @@ fn bench_snapshot(
         spread(&without)
     );
     println!("  throughput cost   {cost:>8.2} % (target <= 1; compare with the spreads)");
+    // What the spreads cannot resolve: the time the snapshots occupy, as a share of the interval.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    let duty = 100.0 * mean(&loaded_ms) / (every * 1000.0);
+    println!(
+        "  snapshot duty     {duty:>8.2} % of one core every {every} s ({:.2} % of {cores} cores: the cost if the workload used every core)",
+        duty / cores
+    );
     write_json_atomic(
         &dir.join("result.json"),
         &json!({"what": "snapshot", "warehouses": warehouses, "vus": vus, "duration_s": duration,
                 "every_s": every, "idle_ms": idle, "runs": runs,
                 "idle_ms_mean": mean(&idle), "loaded_ms_mean": mean(&loaded_ms),
-                "tps_with": mean(&with), "tps_without": mean(&without), "cost_pct": cost}),
+                "tps_with": mean(&with), "tps_without": mean(&without), "cost_pct": cost,
+                "duty_pct_of_one_core": 100.0 * mean(&loaded_ms) / (every * 1000.0)}),
     )?;
     Ok(())
 }
 
 /// A TPROC-C arm's snapshot files regenerated with `samples` measured samples: every
 /// (object, metric) of the template's last measured sample, counters growing per sample.
-fn generate_run(template: &std::path::Path, to: &std::path::Path, samples: usize, seed: u64) -> Result<()> {
+fn generate_run(
+    template: &std::path::Path,
+    to: &std::path::Path,
+    samples: usize,
+    seed: u64,
+) -> Result<()> {
     use std::io::Write as _;
     std::fs::create_dir_all(to.join("snapshots"))?;
-    for f in ["meta.json", "workload.json", "fillfactor.json", "vacuum.csv", "reset.jsonl"] {
+    for f in [
+        "meta.json",
+        "workload.json",
+        "fillfactor.json",
+        "vacuum.csv",
+        "reset.jsonl",
+    ] {
         if template.join(f).exists() {
             std::fs::copy(template.join(f), to.join(f))?;
         }
@@ -589,22 +616,24 @@ fn generate_run(template: &std::path::Path, to: &std::path::Path, samples: usize
         let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
         let last = rows
             .iter()
-            .filter(|r| r.get(pi) == Some(&"measured"))
+            .rev()
+            .find(|r| r.get(pi) == Some(&"measured"))
             .map(|r| r[si])
-            .last()
             .unwrap_or("1");
         let base: Vec<&Vec<&str>> = rows.iter().filter(|r| r[si] == last).collect();
         let mut out = std::io::BufWriter::new(std::fs::File::create(to.join("snapshots").join(f))?);
         writeln!(out, "{header}")?;
         for s in 1..=samples {
-            let ts = (t0 + chrono::Duration::seconds(10 * s as i64)).to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+            let ts = (t0 + chrono::Duration::seconds(10 * s as i64))
+                .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
             for r in &base {
                 let mut r: Vec<String> = r.iter().map(|x| x.to_string()).collect();
                 r[si] = s.to_string();
                 r[1] = ts.clone();
                 r[pi] = "measured".into();
                 if let Ok(v) = r[vi].parse::<f64>() {
-                    let grown = v + (s as f64) * ((seed % 7) as f64 + 1.0) * (v.abs().min(1e6) / 100.0);
+                    let grown =
+                        v + (s as f64) * ((seed % 7) as f64 + 1.0) * (v.abs().min(1e6) / 100.0);
                     r[vi] = format!("{}", grown.round());
                 }
                 writeln!(out, "{}", r.join(","))?;
@@ -621,7 +650,10 @@ fn bench_analyze(ctx: &Ctx, runs: usize, samples: usize) -> Result<()> {
     }
     let template = crate::ctx::project_root().join("steps/tests/data/tprocc-ci-repeats/default-r1");
     if !template.join("meta.json").exists() {
-        bail!("{} is missing: bench analyze needs the repository's test data", template.display());
+        bail!(
+            "{} is missing: bench analyze needs the repository's test data",
+            template.display()
+        );
     }
     let dir = out_dir(ctx, "analyze")?;
     let set = dir.join("runs");
@@ -636,8 +668,12 @@ fn bench_analyze(ctx: &Ctx, runs: usize, samples: usize) -> Result<()> {
     let rows: usize = std::fs::read_to_string(dirs[0].join("snapshots/tables.csv"))?
         .lines()
         .count()
-        + std::fs::read_to_string(dirs[0].join("snapshots/database.csv"))?.lines().count()
-        + std::fs::read_to_string(dirs[0].join("snapshots/buffers.csv"))?.lines().count();
+        + std::fs::read_to_string(dirs[0].join("snapshots/database.csv"))?
+            .lines()
+            .count()
+        + std::fs::read_to_string(dirs[0].join("snapshots/buffers.csv"))?
+            .lines()
+            .count();
     // Three passes (the first with whatever page cache the generation left): median and best.
     let mut times = vec![];
     let mut analysis = None;

@@ -170,9 +170,16 @@ pub fn load_template(server: &Server, template: &str, loader: &Loader) -> Result
                 c.batch_execute(tprocc::SCHEMA)
                     .context("creating the TPROC-C schema")?;
                 let threads = match crate::env::var(crate::env::LOAD_THREADS) {
-                    Some(v) => v.parse::<usize>().ok().filter(|n| *n > 0).with_context(|| {
-                        format!("{} must be a positive number, not {v:?}", crate::env::LOAD_THREADS)
-                    })?,
+                    Some(v) => v
+                        .parse::<usize>()
+                        .ok()
+                        .filter(|n| *n > 0)
+                        .with_context(|| {
+                            format!(
+                                "{} must be a positive number, not {v:?}",
+                                crate::env::LOAD_THREADS
+                            )
+                        })?,
                     None => std::thread::available_parallelism()
                         .map(|n| n.get())
                         .unwrap_or(2)

@@ -145,18 +145,33 @@ fn report_holds_every_table_and_chart() {
         let a = analyze::analyze_dirs(&dirs, false).unwrap();
         let html = analyze::report::html(&a);
         for h in a.markdown.lines().filter_map(|l| l.strip_prefix("## ")) {
-            let h = h.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
-            assert!(html.contains(&format!("<h2>{h}</h2>")), "{set}: {h} missing");
+            let h = h
+                .replace('&', "&amp;")
+                .replace('<', "&lt;")
+                .replace('>', "&gt;");
+            assert!(
+                html.contains(&format!("<h2>{h}</h2>")),
+                "{set}: {h} missing"
+            );
         }
         let tables = a.markdown.matches("\n| --- |").count() + a.markdown.matches("\n|---").count();
-        assert!(html.matches("<table>").count() >= tables, "{set}: tables missing");
+        assert!(
+            html.matches("<table>").count() >= tables,
+            "{set}: tables missing"
+        );
         assert!(a.charts.len() >= 5, "{set}: {} charts", a.charts.len());
         for (name, svg) in &a.charts {
             assert!(svg.starts_with("<svg"), "{name}");
-            assert!(html.contains(&format!("<figure id=\"{name}\">")), "{set}: {name} missing");
+            assert!(
+                html.contains(&format!("<figure id=\"{name}\">")),
+                "{set}: {name} missing"
+            );
         }
         assert_eq!(html.matches("<svg").count(), a.charts.len());
-        assert!(!html.contains("http://") || !html.contains("<script src="), "no remote assets");
+        assert!(
+            !html.contains("http://") || !html.contains("<script src="),
+            "no remote assets"
+        );
         assert!(!html.contains("<link "), "no external stylesheet");
     }
 }
@@ -189,9 +204,46 @@ fn an_interrupted_arm_is_shown_and_not_counted() {
     std::fs::write(&meta, text).unwrap();
     let dirs = find_arm_dirs(&dir).unwrap();
     let a = analyze::analyze_dirs(&dirs, false).unwrap();
-    assert!(a.markdown.contains("| default-r2 | interrupted |"), "{}", a.markdown);
+    assert!(
+        a.markdown.contains("| default-r2 | interrupted |"),
+        "{}",
+        a.markdown
+    );
     let arms = a.json["arms"].as_array().unwrap();
     assert_eq!(arms[0]["runs"], serde_json::json!(["default-r1"]));
     assert_eq!(arms[0]["nopm"]["n"], 1);
     assert_eq!(arms[1]["nopm"]["n"], 1);
+}
+
+/// A hash-partitioned table `p` (four partitions, fillfactor 50, 4,000 rows updated once) and an
+/// ordinary table `q`, captured by the real snapshot step: the rolled-up figures analyze reads
+/// must be exactly the checked-in ones.
+#[test]
+fn partitioned_table_rolls_up_as_golden() {
+    let dir = data().join("partitioned/parts");
+    let r = analyze::load::ArmRun::load(&dir).unwrap();
+    let mut got = String::new();
+    for t in ["p", "p0", "p1", "p2", "p3", "q"] {
+        let w = |m: &str| r.table(t, m);
+        got.push_str(&format!(
+            "{t} upd={:?} hot={:?} heap={:?} index={:?} relpages={:?} ff={:?} samples={}\n",
+            w("n_tup_upd").delta,
+            w("n_tup_hot_upd").delta,
+            w("heap_bytes").last,
+            w("index_bytes").last,
+            w("relpages").last,
+            w("fillfactor").last,
+            r.table_series(t, "n_tup_upd").len(),
+        ));
+    }
+    let want = std::fs::read_to_string(data().join("partitioned.golden.txt")).unwrap();
+    assert_eq!(got, want);
+    let sum = |m: &str| -> f64 {
+        ["p0", "p1", "p2", "p3"]
+            .iter()
+            .map(|t| r.table(t, m).last.unwrap())
+            .sum()
+    };
+    assert_eq!(r.table("p", "heap_bytes").last, Some(sum("heap_bytes")));
+    assert_eq!(r.table("p", "n_tup_upd").delta, Some(4000.0));
 }

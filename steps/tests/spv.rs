@@ -221,7 +221,8 @@ fn analyze_rolls_partitions_up_into_their_parent() {
     c.batch_execute("UPDATE p SET v = v + 1").unwrap();
     // The statistics of this backend reach the shared counters at the end of its transaction;
     // give the cumulative statistics system its flush.
-    c.batch_execute("SELECT pg_stat_force_next_flush()").unwrap();
+    c.batch_execute("SELECT pg_stat_force_next_flush()")
+        .unwrap();
     drop(c);
     std::thread::sleep(std::time::Duration::from_millis(1500));
     sampler.take("measured").unwrap();
@@ -253,7 +254,10 @@ fn analyze_rolls_partitions_up_into_their_parent() {
         .unwrap()
         .get(0);
     let idx_pages: i32 = c
-        .query_one("SELECT relpages FROM pg_class WHERE relname = 'q_pkey'", &[])
+        .query_one(
+            "SELECT relpages FROM pg_class WHERE relname = 'q_pkey'",
+            &[],
+        )
         .unwrap()
         .get(0);
     assert!(q_pages > 0 && idx_pages > 0);

@@ -9,6 +9,9 @@ use super::load::ArmRun;
 /// One line of a chart: its label and its (x, y) points.
 pub type Line = (String, Vec<(f64, f64)>);
 
+/// A per-run throughput series for the throughput chart: (axis label, series of a run).
+pub type Throughput<'a> = (&'a str, &'a dyn Fn(&ArmRun) -> Vec<(f64, f64)>);
+
 const COLORS: [RGBColor; 8] = [
     RGBColor(31, 119, 180),
     RGBColor(214, 39, 40),
@@ -147,7 +150,7 @@ pub fn standard(
     runs: &[ArmRun],
     tables: &[&str],
     hot_table: &str,
-    throughput: (&str, &dyn Fn(&ArmRun) -> Vec<(f64, f64)>),
+    throughput: Throughput<'_>,
 ) -> Result<Vec<(String, String)>> {
     let mib = |s: Vec<(f64, f64)>| s.into_iter().map(|(t, v)| (t, v / 1048576.0)).collect();
     let sum_of = |r: &ArmRun, metric: &str| {
@@ -180,7 +183,13 @@ pub fn standard(
             .map(|(_, v)| v.as_slice())
             .collect();
         let pages = sum_series(&all);
-        buffers.push((name, pages.into_iter().map(|(t, v)| (t, v * 8192.0 / 1048576.0)).collect()));
+        buffers.push((
+            name,
+            pages
+                .into_iter()
+                .map(|(t, v)| (t, v * 8192.0 / 1048576.0))
+                .collect(),
+        ));
     }
     let x = "seconds into the measured window";
     let what = tables.join(", ");
@@ -195,15 +204,30 @@ pub fn standard(
         ),
         (
             "hot_per_interval.svg".into(),
-            line_chart(&format!("HOT % of {hot_table} updates per interval"), x, "HOT %", &hot)?,
+            line_chart(
+                &format!("HOT % of {hot_table} updates per interval"),
+                x,
+                "HOT %",
+                &hot,
+            )?,
         ),
         (
             "throughput.svg".into(),
-            line_chart(&format!("{} per interval", throughput.0), x, throughput.0, &tput)?,
+            line_chart(
+                &format!("{} per interval", throughput.0),
+                x,
+                throughput.0,
+                &tput,
+            )?,
         ),
         (
             "buffers.svg".into(),
-            line_chart("Buffer cache footprint (all relations)", x, "MiB in shared_buffers", &buffers)?,
+            line_chart(
+                "Buffer cache footprint (all relations)",
+                x,
+                "MiB in shared_buffers",
+                &buffers,
+            )?,
         ),
     ])
 }
@@ -218,7 +242,10 @@ mod tests {
         assert_eq!(per_interval(&c, 60.0), vec![(10.0, 600.0), (20.0, 1200.0)]);
         let upd = [(0.0, 0.0), (10.0, 100.0), (20.0, 200.0)];
         let hot = [(0.0, 0.0), (10.0, 90.0), (20.0, 100.0)];
-        assert_eq!(hot_per_interval(&upd, &hot), vec![(10.0, 90.0), (20.0, 10.0)]);
+        assert_eq!(
+            hot_per_interval(&upd, &hot),
+            vec![(10.0, 90.0), (20.0, 10.0)]
+        );
         let s = sum_series(&[&[(0.0, 1.0), (10.0, 2.0)], &[(0.0, 3.0), (10.0, 4.0)]]);
         assert_eq!(s, vec![(0.0, 4.0), (10.0, 6.0)]);
     }
@@ -229,7 +256,10 @@ mod tests {
             "Dead tuples",
             "s",
             "n",
-            &[("default".into(), vec![(0.0, 1.0), (10.0, 5.0)]), ("tuned".into(), vec![])],
+            &[
+                ("default".into(), vec![(0.0, 1.0), (10.0, 5.0)]),
+                ("tuned".into(), vec![]),
+            ],
         )
         .unwrap();
         assert!(svg.starts_with("<svg") && svg.contains("Dead tuples") && svg.contains("default"));

@@ -35,7 +35,10 @@ pub fn ladder(runs: &[ArmRun], table: &str, threshold: f64) -> (String, Value) {
     let mut steps: BTreeMap<u32, Step> = BTreeMap::new();
     // Only the runs of the sweep itself: a comparison analysed alongside may change the same
     // table in one of its arms.
-    for r in runs.iter().filter(|r| crate::rundir::swept_table(&r.dir).as_deref() == Some(table)) {
+    for r in runs
+        .iter()
+        .filter(|r| crate::rundir::swept_table(&r.dir).as_deref() == Some(table))
+    {
         let Some(ff) = r.meta["arm"]["fillfactor"][table].as_u64() else {
             continue;
         };

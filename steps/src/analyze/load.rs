@@ -130,6 +130,7 @@ pub const METRICS: &[&str] = &[
     "fillfactor",
     "n_live_tup",
     "num_done",
+    "relpages",
     "heap_bytes",
     "index_bytes",
     "n_dead_tup",
@@ -233,10 +234,22 @@ pub fn snapshots(path: &Path) -> Result<Snapshots> {
         .collect()
         .map_err(err)?;
     let ts = sdf.column("ts")?.as_materialized_series().str()?.clone();
-    let objects = sdf.column("object")?.as_materialized_series().str()?.clone();
-    let parents = sdf.column("parent")?.as_materialized_series().str()?.clone();
+    let objects = sdf
+        .column("object")?
+        .as_materialized_series()
+        .str()?
+        .clone();
+    let parents = sdf
+        .column("parent")?
+        .as_materialized_series()
+        .str()?
+        .clone();
     let kinds = sdf.column("kind")?.as_materialized_series().str()?.clone();
-    let metrics = sdf.column("metric")?.as_materialized_series().str()?.clone();
+    let metrics = sdf
+        .column("metric")?
+        .as_materialized_series()
+        .str()?
+        .clone();
     let values = sdf.column("value")?.as_materialized_series().f64()?.clone();
     let mut t0: Option<chrono::DateTime<chrono::FixedOffset>> = None;
     let mut last_ts = String::new();

@@ -98,7 +98,10 @@ pub fn analyze_with(arm_dirs: &[PathBuf], allow_mixed: bool, threshold: f64) -> 
             .collect();
         parts
             .into_iter()
-            .flat_map(|h| h.join().unwrap_or_else(|_| vec![Err(anyhow::anyhow!("a reader panicked"))]))
+            .flat_map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| vec![Err(anyhow::anyhow!("a reader panicked"))])
+            })
             .collect::<Result<_>>()
     })?;
     let mut studies: Vec<String> = runs

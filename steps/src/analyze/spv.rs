@@ -290,8 +290,14 @@ pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
             ),
         ),
     ];
-    let per_s = |r: &ArmRun| super::charts::per_interval(r.source_series("database", "xact_commit"), 1.0);
+    let per_s =
+        |r: &ArmRun| super::charts::per_interval(r.source_series("database", "xact_commit"), 1.0);
     let mut charts = charts;
-    charts.extend(super::charts::standard(runs, &[TABLE], TABLE, ("commits/s", &per_s))?);
+    charts.extend(super::charts::standard(
+        runs,
+        &[TABLE],
+        TABLE,
+        ("commits/s", &per_s),
+    )?);
     Ok((md, json, charts))
 }

@@ -68,9 +68,9 @@ fn article_arm(arm: &str) -> Option<&'static str> {
 /// Published every-run row of `arm` at `wh` warehouses.
 fn published(arm: &str, wh: u32) -> Option<BTreeMap<String, String>> {
     let arm = article_arm(arm)?;
-    csv_rows(EVERY_RUN)
-        .into_iter()
-        .find(|r| r.get("arm").map(String::as_str) == Some(arm) && field(r, "warehouses") == Some(wh as f64))
+    csv_rows(EVERY_RUN).into_iter().find(|r| {
+        r.get("arm").map(String::as_str) == Some(arm) && field(r, "warehouses") == Some(wh as f64)
+    })
 }
 
 /// Figures of one run that the tables need.
@@ -186,11 +186,13 @@ fn ms(s: Option<Stats>, d: usize) -> String {
 /// Like `ms`, with the spread ((max − min) / mean) for throughput figures.
 fn ms_spread(s: Option<Stats>, d: usize) -> String {
     match s {
-        Some(st) if st.n > 1 => format!(
-            "{}, spread {} %",
-            ms(s, d).trim_end_matches(')'),
-            num(st.spread_pct, 1)
-        ) + ")",
+        Some(st) if st.n > 1 => {
+            format!(
+                "{}, spread {} %",
+                ms(s, d).trim_end_matches(')'),
+                num(st.spread_pct, 1)
+            ) + ")"
+        }
         _ => ms(s, d),
     }
 }
@@ -229,7 +231,17 @@ pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
         })
         .collect();
     md.push_str(&md_table(
-        &["run", "status", "profile", "warehouses", "VUs", "measured s", "NOPM", "TPM", "TPM/NOPM"],
+        &[
+            "run",
+            "status",
+            "profile",
+            "warehouses",
+            "VUs",
+            "measured s",
+            "NOPM",
+            "TPM",
+            "TPM/NOPM",
+        ],
         &rows,
     ));
     md.push_str("\nNOPM = Δsum(d_next_o_id) per minute and TPM = Δsum(xact_commit + xact_rollback) of pg_stat_database (whole cluster) per minute, over the measured window, as HammerDB computes them. The article saw TPM/NOPM = 2.30 in all six runs.\n\n");
@@ -265,8 +277,16 @@ pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
             num(mean(stats(v, |f| f.ratio)), 2),
             num(pub_nopm, 0),
             if first { "–".into() } else { num(gain, 1) },
-            if first { "–".into() } else { num(pub_gain, 1) },
-            if first { "–".into() } else { direction(gain, pub_gain) },
+            if first {
+                "–".into()
+            } else {
+                num(pub_gain, 1)
+            },
+            if first {
+                "–".into()
+            } else {
+                direction(gain, pub_gain)
+            },
         ]);
         arms_json.push(json!({
             "arm": arm, "runs": v.iter().map(|f| f.name.clone()).collect::<Vec<_>>(),
@@ -276,7 +296,17 @@ pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
         }));
     }
     md.push_str(&md_table(
-        &["arm", "runs", "NOPM", "TPM", "TPM/NOPM", "published NOPM", "gain %", "published gain %", "direction"],
+        &[
+            "arm",
+            "runs",
+            "NOPM",
+            "TPM",
+            "TPM/NOPM",
+            "published NOPM",
+            "gain %",
+            "published gain %",
+            "direction",
+        ],
         &rows,
     ));
     md.push_str("\nWith repeats: mean (min–max, spread = (max − min) / mean). Gain is against the first arm. Incomplete runs are listed above but not counted here.\n\n");
@@ -290,7 +320,8 @@ pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
         for t in TABLES {
             let g = |k: &'static str| move |f: &RunFigures| f.tables[*t][k].as_f64();
             let p = onpage.iter().find(|r| {
-                r.get("table").map(String::as_str) == Some(t) && field(r, "warehouses") == Some(wh as f64)
+                r.get("table").map(String::as_str) == Some(t)
+                    && field(r, "warehouses") == Some(wh as f64)
             });
             let pub_hot = p.and_then(|p| field(p, &format!("{}_pct", article_arm(arm)?)));
             trows.push(vec![
@@ -306,7 +337,16 @@ pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
         }
     }
     md.push_str(&md_table(
-        &["arm", "table", "fillfactor", "updates", "HOT %", "new-page %", "same-page non-HOT %", "published HOT %"],
+        &[
+            "arm",
+            "table",
+            "fillfactor",
+            "updates",
+            "HOT %",
+            "new-page %",
+            "same-page non-HOT %",
+            "published HOT %",
+        ],
         &trows,
     ));
     md.push_str("\nShares of `n_tup_upd` over the measured window (deltas between its first and last sample). The article calls HOT % the on-page share.\n\n");
@@ -342,15 +382,28 @@ pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
         }
     }
     md.push_str(&md_table(
-        &["run", "NOPM", "order_line HOT %", "stock HOT %", "WAL", "WAL bytes/txn", "checkpoints", "VACUUM stock s"],
+        &[
+            "run",
+            "NOPM",
+            "order_line HOT %",
+            "stock HOT %",
+            "WAL",
+            "WAL bytes/txn",
+            "checkpoints",
+            "VACUUM stock s",
+        ],
         &erows,
     ));
     md.push_str("\nWAL = Δ insert LSN over the measured window; WAL bytes per transaction divides it by the server's transactions (xact_commit + xact_rollback); checkpoints = Δ num_done; VACUUM stock = the post-run VACUUM.\n\n");
 
     // Stock growth and VACUUM, default → tuned.
-    md.push_str(&format!("## stock: heap growth and post-run VACUUM (published: {wh_note})\n\n"));
+    md.push_str(&format!(
+        "## stock: heap growth and post-run VACUUM (published: {wh_note})\n\n"
+    ));
     let growth = csv_rows(STOCK_GROWTH);
-    let pg = growth.iter().find(|r| field(r, "warehouses") == Some(wh as f64));
+    let pg = growth
+        .iter()
+        .find(|r| field(r, "warehouses") == Some(wh as f64));
     let mut srows = vec![];
     let mut first: Option<(Option<f64>, Option<f64>)> = None;
     for (arm, v) in &arms {
@@ -387,7 +440,15 @@ pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
         ]);
     }
     md.push_str(&md_table(
-        &["arm", "stock heap growth", "published MB", "direction", "VACUUM stock s", "published s", "direction"],
+        &[
+            "arm",
+            "stock heap growth",
+            "published MB",
+            "direction",
+            "VACUUM stock s",
+            "published s",
+            "direction",
+        ],
         &srows,
     ));
     md.push('\n');
@@ -400,7 +461,12 @@ pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
         let ours: Vec<f64> = figs
             .iter()
             .filter(|f| f.complete)
-            .filter(|f| f.tables.get(t.as_str()).and_then(|x| x["fillfactor"].as_f64()) == Some(100.0))
+            .filter(|f| {
+                f.tables
+                    .get(t.as_str())
+                    .and_then(|x| x["fillfactor"].as_f64())
+                    == Some(100.0)
+            })
             .filter_map(|f| f.tables[t.as_str()]["newpage_pct"].as_f64())
             .collect();
         let s = Stats::of(&ours);
@@ -423,7 +489,13 @@ pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
         ]);
     }
     md.push_str(&md_table(
-        &["table", "new-page % (ours, ff 100)", "article range %", "ours vs range", "article's fillfactor"],
+        &[
+            "table",
+            "new-page % (ours, ff 100)",
+            "article range %",
+            "ours vs range",
+            "article's fillfactor",
+        ],
         &nrows,
     ));
     md.push('\n');
@@ -445,7 +517,10 @@ pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
             ]);
         }
     }
-    md.push_str(&md_table(&["run", "t s", "heap", "indexes", "dead tuples"], &brows));
+    md.push_str(&md_table(
+        &["run", "t s", "heap", "indexes", "dead tuples"],
+        &brows,
+    ));
     md.push_str("\nThe article's curve (20 warehouses, every 10 minutes of an hour) is in data/reference/000-bloat-order-line-20wh.csv; ours covers the measured window of this size.\n");
 
     out["runs"] = json!(runs
@@ -461,7 +536,8 @@ pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
             "tables": f.tables,
         }))
         .collect::<Vec<_>>());
-    let nopm_per_interval = |r: &ArmRun| charts::per_interval(r.source_series("tprocc", "d_next_o_id_sum"), 60.0);
+    let nopm_per_interval =
+        |r: &ArmRun| charts::per_interval(r.source_series("tprocc", "d_next_o_id_sum"), 60.0);
     let charts = charts::standard(runs, TABLES, "order_line", ("NOPM", &nopm_per_interval))?;
     Ok((md, out, charts))
 }

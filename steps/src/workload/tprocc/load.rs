@@ -224,9 +224,13 @@ pub fn load(
         "district",
         "warehouse",
     ];
-    pool(server, db, threads, (0..tables.len()).collect(), |c, _, i| {
-        Ok(c.batch_execute(&format!("ANALYZE {}", tables[i]))?)
-    })?;
+    pool(
+        server,
+        db,
+        threads,
+        (0..tables.len()).collect(),
+        |c, _, i| Ok(c.batch_execute(&format!("ANALYZE {}", tables[i]))?),
+    )?;
     eprintln!(
         "  loaded {warehouses} warehouse(s) in {loaded:.1} s; {n} keys and indexes in {indexed:.1} s; ANALYZE in {:.1} s",
         t.elapsed().as_secs_f64()
@@ -336,7 +340,9 @@ fn run_task(
             let marked = marked_set(rng, ITEMS, profile);
             copy(
                 &mut tx,
-                "item (i_id, i_im_id, i_name, i_price, i_data)", ITEMS, progress.bar("item"),
+                "item (i_id, i_im_id, i_name, i_price, i_data)",
+                ITEMS,
+                progress.bar("item"),
                 |i, b| {
                     let id = i + 1;
                     let _ = write!(b, "{id}\t{}\t", rng.range(1, 10_000));
@@ -431,7 +437,9 @@ fn run_task(
                 })?;
                 copy(
                     &mut tx,
-                    "new_order (no_o_id, no_d_id, no_w_id)", ORDERS - FIRST_UNDELIVERED + 1, progress.bar("new_order"),
+                    "new_order (no_o_id, no_d_id, no_w_id)",
+                    ORDERS - FIRST_UNDELIVERED + 1,
+                    progress.bar("new_order"),
                     |i, b| {
                         let _ = writeln!(b, "{}\t{d}\t{w}", FIRST_UNDELIVERED + i);
                     },

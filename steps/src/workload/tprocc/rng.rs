@@ -137,6 +137,9 @@ mod tests {
             *counts.entry(c).or_insert(0) += 1;
         }
         assert_eq!(counts.len(), 62);
-        assert!(counts.values().all(|n| (800..1200).contains(n)), "{counts:?}");
+        assert!(
+            counts.values().all(|n| (800..1200).contains(n)),
+            "{counts:?}"
+        );
     }
 }
