@@ -247,3 +247,30 @@ fn partitioned_table_rolls_up_as_golden() {
     assert_eq!(r.table("p", "heap_bytes").last, Some(sum("heap_bytes")));
     assert_eq!(r.table("p", "n_tup_upd").delta, Some(4000.0));
 }
+
+/// A sweep of order_line at the `ci` size (fillfactor 100 and 70, captured from a real run): the
+/// ladder and its recommendation, and the TPROC-C tables below it, are exactly the checked-in ones.
+#[test]
+fn sweep_ladder_matches_golden() {
+    let dirs = find_arm_dirs(&data().join("tprocc-ci-sweep")).unwrap();
+    assert_eq!(dirs.len(), 2);
+    let a = analyze::analyze_dirs(&dirs, false).unwrap();
+    let want = std::fs::read_to_string(data().join("tprocc-ci-sweep.summary.md")).unwrap();
+    assert_eq!(a.markdown, want);
+    let ladder = &a.json["ladder"];
+    assert_eq!(ladder["table"], "order_line");
+    let rows = ladder["rows"].as_array().unwrap();
+    let newpage = |ff: u64| {
+        rows.iter()
+            .find(|r| r["fillfactor"] == ff)
+            .unwrap()["newpage_pct"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(newpage(70) < newpage(100));
+    assert_eq!(ladder["recommendation"]["fillfactor"], 70);
+    // A stricter threshold than any value reached: "try lower".
+    let strict = analyze::analyze_with(&dirs, false, 0.01).unwrap();
+    assert!(strict.json["ladder"]["recommendation"]["fillfactor"].is_null());
+    assert!(strict.markdown.contains("try lower"), "{}", strict.markdown);
+}
