@@ -261,9 +261,7 @@ fn sweep_ladder_matches_golden() {
     assert_eq!(ladder["table"], "order_line");
     let rows = ladder["rows"].as_array().unwrap();
     let newpage = |ff: u64| {
-        rows.iter()
-            .find(|r| r["fillfactor"] == ff)
-            .unwrap()["newpage_pct"]
+        rows.iter().find(|r| r["fillfactor"] == ff).unwrap()["newpage_pct"]
             .as_f64()
             .unwrap()
     };

@@ -23,8 +23,14 @@ const COLORS: [RGBColor; 8] = [
     RGBColor(23, 190, 207),
 ];
 
-/// A line chart as SVG text; lines with no points are left out, an empty chart says so.
+/// A line chart as SVG text; lines with no points are left out.
 pub fn line_chart(title: &str, x_desc: &str, y_desc: &str, lines: &[Line]) -> Result<String> {
+    draw(title, x_desc, y_desc, lines, 1)
+}
+
+/// Like `line_chart`, with `group` consecutive lines per run sharing its colour (the first
+/// thick, the others thin), e.g. heap and indexes.
+fn draw(title: &str, x_desc: &str, y_desc: &str, lines: &[Line], group: usize) -> Result<String> {
     let pts = lines.iter().flat_map(|(_, p)| p.iter());
     let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
     for (x, y) in pts {
@@ -69,16 +75,17 @@ pub fn line_chart(title: &str, x_desc: &str, y_desc: &str, lines: &[Line]) -> Re
             if points.is_empty() {
                 continue;
             }
-            let color = COLORS[i % COLORS.len()];
+            let color = COLORS[(i / group.max(1)) % COLORS.len()];
+            let width = if i % group.max(1) == 0 { 2 } else { 1 };
             chart
                 .draw_series(LineSeries::new(
                     points.iter().copied(),
-                    color.stroke_width(2),
+                    color.stroke_width(width),
                 ))
                 .map_err(e)?
                 .label(label.as_str())
                 .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
+                    PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(width))
                 });
         }
         chart
@@ -196,7 +203,13 @@ pub fn standard(
     Ok(vec![
         (
             "bloat.svg".into(),
-            line_chart(&format!("Heap and index size ({what})"), x, "MiB", &bloat)?,
+            draw(
+                &format!("Heap (thick) and index (thin) size ({what})"),
+                x,
+                "MiB",
+                &bloat,
+                2,
+            )?,
         ),
         (
             "dead_tuples.svg".into(),
