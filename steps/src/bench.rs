@@ -36,6 +36,23 @@ pub struct Args {
     pub what: What,
 }
 
+/// The TPROC-C load of a driver benchmark.
+#[derive(clap::Args, Debug, Clone, Copy)]
+pub struct Load {
+    /// Warehouses in the database (the quick size has 4)
+    #[arg(long, default_value_t = 4)]
+    pub warehouses: i64,
+    /// Clients (virtual users)
+    #[arg(long, default_value_t = 2)]
+    pub vus: u32,
+    /// Seconds per run
+    #[arg(long, default_value_t = 60.0)]
+    pub duration: f64,
+    /// Pairs of runs (2 = A B B A)
+    #[arg(long, default_value_t = 2)]
+    pub repeats: u32,
+}
+
 #[derive(clap::Subcommand, Debug)]
 pub enum What {
     /// Fresh TPROC-C build vs `pgbench -i` (bytes/s), and template rebuild vs fresh build
@@ -49,36 +66,16 @@ pub enum What {
     },
     /// hotlab's TPROC-C driver vs pgbench on the same functions and mix
     Driver {
-        /// Warehouses in the database
-        #[arg(long, default_value_t = 4)]
-        warehouses: i64,
-        /// Clients (virtual users) for both
-        #[arg(long, default_value_t = 2)]
-        vus: u32,
-        /// Seconds per run
-        #[arg(long, default_value_t = 60.0)]
-        duration: f64,
-        /// Pairs of runs (2 = A B B A)
-        #[arg(long, default_value_t = 2)]
-        repeats: u32,
+        #[command(flatten)]
+        load: Load,
     },
     /// Milliseconds per snapshot, and the throughput cost of snapshotting every 10 s
     Snapshot {
-        /// Warehouses in the database (the quick size has 4)
-        #[arg(long, default_value_t = 4)]
-        warehouses: i64,
-        /// Clients (virtual users)
-        #[arg(long, default_value_t = 2)]
-        vus: u32,
-        /// Seconds per run
-        #[arg(long, default_value_t = 60.0)]
-        duration: f64,
+        #[command(flatten)]
+        load: Load,
         /// Snapshot interval of the "with" runs, seconds
         #[arg(long, default_value_t = 10.0)]
         every: f64,
-        /// Pairs of runs (2 = A B B A)
-        #[arg(long, default_value_t = 2)]
-        repeats: u32,
     },
     /// `analyze` over generated run directories
     Analyze {
@@ -152,24 +149,27 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         return bench_analyze(ctx, *runs, *samples);
     }
     let server = Server::ensure(ctx)?;
+    // Every server benchmark runs on the settings of study 000's quick size (1 GB of shared
+    // buffers and the article's WAL and checkpoint settings), whatever the last study left.
+    let study = crate::experiment::load_study(ctx, "hexacluster-tprocc")?;
+    let mut settings = study.server.clone();
+    if let Some(quick) = study.sizes.get("quick") {
+        settings.extend(quick.server.clone());
+    }
+    let changed = server.apply_settings(&settings)?;
+    if !changed.is_empty() {
+        eprintln!(
+            "hotlab: bench: applied study 000's quick-size settings: {}",
+            changed.join(", ")
+        );
+    }
     match &args.what {
         What::Build {
             warehouses,
             repeats,
         } => bench_build(ctx, &server, *warehouses, *repeats),
-        What::Driver {
-            warehouses,
-            vus,
-            duration,
-            repeats,
-        } => bench_driver(ctx, &server, *warehouses, *vus, *duration, *repeats),
-        What::Snapshot {
-            warehouses,
-            vus,
-            duration,
-            every,
-            repeats,
-        } => bench_snapshot(ctx, &server, *warehouses, *vus, *duration, *every, *repeats),
+        What::Driver { load } => bench_driver(ctx, &server, load),
+        What::Snapshot { load, every } => bench_snapshot(ctx, &server, load, *every),
         What::Analyze { .. } => unreachable!("handled before the server starts"),
     }
 }
@@ -315,14 +315,13 @@ fn fresh_db(server: &Server, template: &str) -> Result<()> {
     Ok(())
 }
 
-fn bench_driver(
-    ctx: &Ctx,
-    server: &Server,
-    warehouses: i64,
-    vus: u32,
-    duration: f64,
-    repeats: u32,
-) -> Result<()> {
+fn bench_driver(ctx: &Ctx, server: &Server, load: &Load) -> Result<()> {
+    let Load {
+        warehouses,
+        vus,
+        duration,
+        repeats,
+    } = *load;
     let dir = out_dir(ctx, "driver")?;
     let mut size = tprocc_size(warehouses);
     size.vus = Some(vus);
@@ -343,30 +342,14 @@ fn bench_driver(
         if crate::rundir::interrupted() {
             bail!("interrupted");
         }
-        fresh_db(server, &template)?;
         if arm == 'A' {
-            let rd = RunDir {
-                path: dir.join(format!("hotlab-{k}")),
-            };
-            std::fs::create_dir_all(rd.file("snapshots"))?;
-            let mut sampler = Sampler::new(server, "hotlab_bench_driver", &rd)?;
-            let mut csv =
-                CsvAppender::open(&rd.file("workload.csv"), tprocc::driver::WORKLOAD_HEADER)?;
             let c0 = cpu_seconds(libc::RUSAGE_SELF);
-            let out = tprocc::driver::run(
-                server,
-                "hotlab_bench_driver",
-                &shape,
-                &mut sampler,
-                &mut csv,
-            )?;
+            let (out, _) = driver_run(server, &template, &shape, &dir.join(format!("hotlab-{k}")))?;
             let process = cpu_seconds(libc::RUSAGE_SELF) - c0;
             // The load generator is the VU threads; the monitor and the statistics sampler
             // (which pgbench does not have) are reported apart.
-            let c = out.json["vu_cpu_s"].as_f64().unwrap_or(process);
-            let t = out.json["client_transactions_per_s"]
-                .as_f64()
-                .unwrap_or(0.0);
+            let c = out["vu_cpu_s"].as_f64().unwrap_or(process);
+            let t = out["client_transactions_per_s"].as_f64().unwrap_or(0.0);
             let per_k = c / (t * duration / 1000.0);
             let per_k_process = process / (t * duration / 1000.0);
             eprintln!(
@@ -380,6 +363,7 @@ fn bench_driver(
                              "cpu_s_per_1000": per_k, "process_cpu_s_per_1000": per_k_process}),
             );
         } else {
+            fresh_db(server, &template)?;
             let mut a = vec![
                 "-n".to_string(),
                 "-M".into(),
@@ -454,13 +438,14 @@ fn bench_driver(
     Ok(())
 }
 
-/// One driver run on a fresh copy of `template`; returns (client TPS, snapshot milliseconds).
+/// One driver run on a fresh copy of `template`, snapshots in `dir`; returns workload.json's
+/// content and how long each snapshot took (ms).
 fn driver_run(
     server: &Server,
     template: &str,
     shape: &tprocc::Shape,
     dir: &std::path::Path,
-) -> Result<(f64, Vec<f64>)> {
+) -> Result<(serde_json::Value, Vec<f64>)> {
     fresh_db(server, template)?;
     let rd = RunDir {
         path: dir.to_path_buf(),
@@ -469,21 +454,16 @@ fn driver_run(
     let mut sampler = Sampler::new(server, "hotlab_bench_driver", &rd)?;
     let mut csv = CsvAppender::open(&rd.file("workload.csv"), tprocc::driver::WORKLOAD_HEADER)?;
     let out = tprocc::driver::run(server, "hotlab_bench_driver", shape, &mut sampler, &mut csv)?;
-    let tps = out.json["client_transactions_per_s"]
-        .as_f64()
-        .unwrap_or(0.0);
-    Ok((tps, sampler.taken_ms.clone()))
+    Ok((out.json, sampler.taken_ms.clone()))
 }
 
-fn bench_snapshot(
-    ctx: &Ctx,
-    server: &Server,
-    warehouses: i64,
-    vus: u32,
-    duration: f64,
-    every: f64,
-    repeats: u32,
-) -> Result<()> {
+fn bench_snapshot(ctx: &Ctx, server: &Server, load: &Load, every: f64) -> Result<()> {
+    let Load {
+        warehouses,
+        vus,
+        duration,
+        repeats,
+    } = *load;
     if every <= 0.0 || every >= duration {
         bail!("--every must be above 0 and below --duration ({duration} s)");
     }
@@ -516,12 +496,13 @@ fn bench_snapshot(
         }
         size.snapshot_every_s = Some(if arm == 'A' { every } else { duration });
         let shape = tprocc::Shape::of(&size)?;
-        let (tps, ms) = driver_run(
+        let (out, ms) = driver_run(
             server,
             &template,
             &shape,
             &dir.join(format!("run-{k}-{arm}")),
         )?;
+        let tps = out["client_transactions_per_s"].as_f64().unwrap_or(0.0);
         let label = if arm == 'A' { "with" } else { "without" };
         eprintln!(
             "  {label:<7} snapshots: {tps:.1} TPS ({} samples)",
