@@ -277,7 +277,7 @@ pub fn snapshots(path: &Path) -> Result<Snapshots> {
             }
         };
         push(o);
-        if let Some(p) = partition_of(parents.get(i), kinds.get(i)) {
+        if let Some(p) = partition_of(parents.get(i), kinds.get(i)).filter(|_| additive(m)) {
             push(p);
         }
     }
