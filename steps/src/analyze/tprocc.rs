@@ -309,7 +309,11 @@ pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
         ],
         &rows,
     ));
-    md.push_str("\nWith repeats: mean (min–max, spread = (max − min) / mean). Gain is against the first arm. Incomplete runs are listed above but not counted here.\n\n");
+    md.push_str("\nWith repeats: mean (min–max, spread = (max − min) / mean). Gain is against the first arm. Incomplete runs are listed above but not counted here.");
+    if arms.iter().any(|(_, v)| v.len() < 2) {
+        md.push_str(" An arm with one run has no spread: on a shared machine a gain of a few percent is within run-to-run noise; repeat the comparison (`REPEATS=2 just compare …`, A B B A) before trusting it.");
+    }
+    md.push_str("\n\n");
     out["arms"] = json!(arms_json);
 
     // Updates per table and arm.
