@@ -53,6 +53,22 @@ pub struct Load {
     pub repeats: u32,
 }
 
+impl Load {
+    /// The TPROC-C size of these runs (no ramp-up, HammerDB's all-warehouses mode, snapshots only
+    /// at the window's ends) and the template it is built from.
+    fn size_and_template(&self, server: &Server) -> Result<(Size, String)> {
+        let mut size = tprocc_size(self.warehouses);
+        size.vus = Some(self.vus);
+        size.duration_s = Some(self.duration);
+        size.rampup_s = Some(0.0);
+        size.snapshot_every_s = Some(self.duration);
+        size.all_warehouses = Some(true);
+        let loader = Loader::for_size(Workload::Tprocc, &size)?;
+        let (template, _) = ensure_template(server, &loader, false)?;
+        Ok((size, template))
+    }
+}
+
 #[derive(clap::Subcommand, Debug)]
 pub enum What {
     /// Fresh TPROC-C build vs `pgbench -i` (bytes/s), and template rebuild vs fresh build
@@ -323,15 +339,8 @@ fn bench_driver(ctx: &Ctx, server: &Server, load: &Load) -> Result<()> {
         repeats,
     } = *load;
     let dir = out_dir(ctx, "driver")?;
-    let mut size = tprocc_size(warehouses);
-    size.vus = Some(vus);
-    size.duration_s = Some(duration);
-    size.rampup_s = Some(0.0);
-    size.snapshot_every_s = Some(duration);
-    size.all_warehouses = Some(true);
+    let (size, template) = load.size_and_template(server)?;
     let shape = tprocc::Shape::of(&size)?;
-    let loader = Loader::for_size(Workload::Tprocc, &size)?;
-    let (template, _) = ensure_template(server, &loader, false)?;
     for (name, text, _) in PGBENCH_SCRIPTS {
         std::fs::write(dir.join(name), text)?;
     }
@@ -468,13 +477,7 @@ fn bench_snapshot(ctx: &Ctx, server: &Server, load: &Load, every: f64) -> Result
         bail!("--every must be above 0 and below --duration ({duration} s)");
     }
     let dir = out_dir(ctx, "snapshot")?;
-    let mut size = tprocc_size(warehouses);
-    size.vus = Some(vus);
-    size.duration_s = Some(duration);
-    size.rampup_s = Some(0.0);
-    size.all_warehouses = Some(true);
-    let loader = Loader::for_size(Workload::Tprocc, &size)?;
-    let (template, _) = ensure_template(server, &loader, false)?;
+    let (mut size, template) = load.size_and_template(server)?;
     // Idle: twenty samples of the whole database.
     fresh_db(server, &template)?;
     let rd = RunDir {
