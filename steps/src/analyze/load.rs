@@ -179,20 +179,18 @@ pub fn snapshots(path: &Path) -> Result<Snapshots> {
     let df = window_query(measured.clone().lazy())
         .collect()
         .map_err(err)?;
-    let s = |c: &str| -> Result<StringChunked> {
-        Ok(df.column(c)?.as_materialized_series().str()?.clone())
-    };
-    let f = |c: &str| -> Result<Float64Chunked> {
-        Ok(df.column(c)?.as_materialized_series().f64()?.clone())
-    };
     let (objects, parents, kinds, metrics, last_text) = (
-        s("object")?,
-        s("parent")?,
-        s("kind")?,
-        s("metric")?,
-        s("last")?,
+        text(&df, "object")?,
+        text(&df, "parent")?,
+        text(&df, "kind")?,
+        text(&df, "metric")?,
+        text(&df, "last")?,
     );
-    let (first, last, delta) = (f("first_num")?, f("last_num")?, f("delta")?);
+    let (first, last, delta) = (
+        number(&df, "first_num")?,
+        number(&df, "last_num")?,
+        number(&df, "delta")?,
+    );
     let mut rolled: HashMap<(String, String), Window> = HashMap::new();
     for i in 0..df.height() {
         let (Some(o), Some(m)) = (objects.get(i), metrics.get(i)) else {
@@ -233,24 +231,14 @@ pub fn snapshots(path: &Path) -> Result<Snapshots> {
         ])
         .collect()
         .map_err(err)?;
-    let ts = sdf.column("ts")?.as_materialized_series().str()?.clone();
-    let objects = sdf
-        .column("object")?
-        .as_materialized_series()
-        .str()?
-        .clone();
-    let parents = sdf
-        .column("parent")?
-        .as_materialized_series()
-        .str()?
-        .clone();
-    let kinds = sdf.column("kind")?.as_materialized_series().str()?.clone();
-    let metrics = sdf
-        .column("metric")?
-        .as_materialized_series()
-        .str()?
-        .clone();
-    let values = sdf.column("value")?.as_materialized_series().f64()?.clone();
+    let (ts, objects, parents, kinds, metrics, values) = (
+        text(&sdf, "ts")?,
+        text(&sdf, "object")?,
+        text(&sdf, "parent")?,
+        text(&sdf, "kind")?,
+        text(&sdf, "metric")?,
+        number(&sdf, "value")?,
+    );
     let mut t0: Option<chrono::DateTime<chrono::FixedOffset>> = None;
     let mut last_ts = String::new();
     let mut t_s = 0.0;
@@ -286,6 +274,14 @@ pub fn snapshots(path: &Path) -> Result<Snapshots> {
         .map(|((o, m), v)| ((o.to_string(), m.to_string()), v))
         .collect();
     Ok(out)
+}
+
+fn text(df: &DataFrame, c: &str) -> Result<StringChunked> {
+    Ok(df.column(c)?.as_materialized_series().str()?.clone())
+}
+
+fn number(df: &DataFrame, c: &str) -> Result<Float64Chunked> {
+    Ok(df.column(c)?.as_materialized_series().f64()?.clone())
 }
 
 /// The parent a row rolls up into: only tables (kind `r`) with a parent are partitions; indexes

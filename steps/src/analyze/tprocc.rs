@@ -408,39 +408,35 @@ pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
     let pg = growth
         .iter()
         .find(|r| field(r, "warehouses") == Some(wh as f64));
+    // Per arm: (growth, VACUUM s) ours and published; directions against the first arm.
+    let rows: Vec<_> = arms
+        .iter()
+        .map(|(arm, v)| {
+            let pub_g = pg.and_then(|p| field(p, &format!("{}_mb", article_arm(arm)?)));
+            let pub_v = published(arm, wh).and_then(|p| field(&p, "vacuum_stock_s"));
+            let (g, vac) = (stats(v, |f| f.stock_growth), stats(v, |f| f.vacuum_stock));
+            (arm, g, vac, pub_g, pub_v)
+        })
+        .collect();
+    let diff = |a: Option<f64>, b: Option<f64>| Some(a? - b?);
     let mut srows = vec![];
-    let mut first: Option<(Option<f64>, Option<f64>)> = None;
-    for (arm, v) in &arms {
-        let g = stats(v, |f| f.stock_growth);
-        let vac = stats(v, |f| f.vacuum_stock);
-        let pub_g = pg.and_then(|p| field(p, &format!("{}_mb", article_arm(arm)?)));
-        let pub_v = published(arm, wh).and_then(|p| field(&p, "vacuum_stock_s"));
-        let (dir_g, dir_v) = match first {
-            None => {
-                first = Some((mean(g), mean(vac)));
-                ("–".to_string(), "–".to_string())
-            }
-            Some((g0, v0)) => {
-                let pub_g0 = pg.and_then(|p| field(p, "default_mb"));
-                let pub_v0 = published("default", wh).and_then(|p| field(&p, "vacuum_stock_s"));
-                let d = |a: Option<f64>, b: Option<f64>| match (a, b) {
-                    (Some(a), Some(b)) => Some(a - b),
-                    _ => None,
-                };
-                (
-                    direction(d(mean(g), g0), d(pub_g, pub_g0)),
-                    direction(d(mean(vac), v0), d(pub_v, pub_v0)),
-                )
+    for (i, (arm, g, vac, pub_g, pub_v)) in rows.iter().enumerate() {
+        let (_, g0, v0, pub_g0, pub_v0) = &rows[0];
+        let dir = |ours: Option<f64>, base: Option<f64>, p: Option<f64>, p0: Option<f64>| {
+            if i == 0 {
+                "–".to_string()
+            } else {
+                direction(diff(ours, base), diff(p, p0))
             }
         };
         srows.push(vec![
-            arm.clone(),
-            bytes(mean(g)),
-            num(pub_g, 0),
-            dir_g,
-            ms(vac, 2),
-            num(pub_v, 1),
-            dir_v,
+            arm.to_string(),
+            bytes(mean(*g)),
+            num(*pub_g, 0),
+            dir(mean(*g), mean(*g0), *pub_g, *pub_g0),
+            ms(*vac, 2),
+            num(*pub_v, 1),
+            dir(mean(*vac), mean(*v0), *pub_v, *pub_v0),
         ]);
     }
     md.push_str(&md_table(

@@ -13,6 +13,16 @@ pub struct Condition {
     pub sql: &'static str,
 }
 
+/// Conditions 10 and 12: each customer `c` joined to `ol.s`, the amount of its delivered lines.
+macro_rules! delivered_amount_per_customer {
+    () => {
+        "LEFT JOIN (SELECT o.o_w_id, o.o_d_id, o.o_c_id, sum(l.ol_amount) s FROM orders o JOIN order_line l \
+                    ON l.ol_w_id = o.o_w_id AND l.ol_d_id = o.o_d_id AND l.ol_o_id = o.o_id \
+                    WHERE l.ol_delivery_d IS NOT NULL GROUP BY 1, 2, 3) ol \
+           ON ol.o_w_id = c.c_w_id AND ol.o_d_id = c.c_d_id AND ol.o_c_id = c.c_id"
+    };
+}
+
 pub const CONDITIONS: &[Condition] = &[
     Condition { number: 1, name: "W_YTD = sum(D_YTD)", sql:
         "SELECT count(*) FROM warehouse w JOIN (SELECT d_w_id, sum(d_ytd) s FROM district GROUP BY d_w_id) d \
@@ -47,22 +57,14 @@ pub const CONDITIONS: &[Condition] = &[
     Condition { number: 9, name: "D_YTD = sum(H_AMOUNT) per district", sql:
         "SELECT count(*) FROM district d LEFT JOIN (SELECT h_w_id, h_d_id, sum(h_amount) s FROM history GROUP BY 1, 2) h \
          ON h.h_w_id = d.d_w_id AND h.h_d_id = d.d_id WHERE d.d_ytd IS DISTINCT FROM h.s" },
-    Condition { number: 10, name: "C_BALANCE = sum(delivered OL_AMOUNT) - sum(H_AMOUNT)", sql:
-        "SELECT count(*) FROM customer c \
-         LEFT JOIN (SELECT o.o_w_id, o.o_d_id, o.o_c_id, sum(l.ol_amount) s FROM orders o JOIN order_line l \
-                    ON l.ol_w_id = o.o_w_id AND l.ol_d_id = o.o_d_id AND l.ol_o_id = o.o_id \
-                    WHERE l.ol_delivery_d IS NOT NULL GROUP BY 1, 2, 3) ol \
-           ON ol.o_w_id = c.c_w_id AND ol.o_d_id = c.c_d_id AND ol.o_c_id = c.c_id \
+    Condition { number: 10, name: "C_BALANCE = sum(delivered OL_AMOUNT) - sum(H_AMOUNT)", sql: concat!(
+        "SELECT count(*) FROM customer c ", delivered_amount_per_customer!(), " \
          LEFT JOIN (SELECT h_c_w_id, h_c_d_id, h_c_id, sum(h_amount) s FROM history GROUP BY 1, 2, 3) h \
            ON h.h_c_w_id = c.c_w_id AND h.h_c_d_id = c.c_d_id AND h.h_c_id = c.c_id \
-         WHERE c.c_balance <> coalesce(ol.s, 0) - coalesce(h.s, 0)" },
-    Condition { number: 12, name: "C_BALANCE + C_YTD_PAYMENT = sum(delivered OL_AMOUNT)", sql:
-        "SELECT count(*) FROM customer c \
-         LEFT JOIN (SELECT o.o_w_id, o.o_d_id, o.o_c_id, sum(l.ol_amount) s FROM orders o JOIN order_line l \
-                    ON l.ol_w_id = o.o_w_id AND l.ol_d_id = o.o_d_id AND l.ol_o_id = o.o_id \
-                    WHERE l.ol_delivery_d IS NOT NULL GROUP BY 1, 2, 3) ol \
-           ON ol.o_w_id = c.c_w_id AND ol.o_d_id = c.c_d_id AND ol.o_c_id = c.c_id \
-         WHERE c.c_balance + c.c_ytd_payment <> coalesce(ol.s, 0)" },
+         WHERE c.c_balance <> coalesce(ol.s, 0) - coalesce(h.s, 0)") },
+    Condition { number: 12, name: "C_BALANCE + C_YTD_PAYMENT = sum(delivered OL_AMOUNT)", sql: concat!(
+        "SELECT count(*) FROM customer c ", delivered_amount_per_customer!(), " \
+         WHERE c.c_balance + c.c_ytd_payment <> coalesce(ol.s, 0)") },
 ];
 
 /// The conditions a profile guarantees.
