@@ -99,9 +99,10 @@ sweep TABLE +FFS:
 compare STUDY SIZE='':
     just study {{STUDY}} {{SIZE}} --repeats {{REPEATS}}
 
-# Study 000 (HammerDB TPROC-C): default vs tuned per-table fillfactor at SIZE
+# Study 000 (HammerDB TPROC-C): default vs tuned per-table fillfactor at SIZE (default: the
+# article-small scale model; `REPEATS=2 just hexacluster` for A B B A)
 [group('studies')]
-hexacluster SIZE='quick':
+hexacluster SIZE='scaled':
     just compare hexacluster-tprocc {{SIZE}}
 
 # Study 003: fillfactor 100/75/50/30 on 10,000 rows, 1M row updates

@@ -6,6 +6,8 @@ SELECT 'lsn', jsonb_build_object(
          'insert_lsn_bytes', pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0'),
          'insert_lsn', pg_current_wal_insert_lsn()::text)
 UNION ALL
+SELECT 'size', jsonb_build_object('database_bytes', pg_database_size(current_database()))
+UNION ALL
 SELECT 'database', to_jsonb(d) - 'datid' - 'datname' - 'stats_reset'
 FROM pg_stat_database d WHERE d.datname = current_database()
 UNION ALL

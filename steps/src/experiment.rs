@@ -80,6 +80,13 @@ pub struct Size {
     /// Server settings for this size, on top of the study's.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub server: BTreeMap<String, String>,
+    /// TPROC-C article sizes: new orders per warehouse per minute the article's default arm
+    /// ran (its churn), the time base of a scale model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nopm_per_warehouse: Option<f64>,
+    /// A scale model of an article size (see `scale.rs` and the README's "Scale models").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<crate::scale::Scale>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -104,6 +111,8 @@ pub struct Plan {
     pub repeats: u32,
     /// A fillfactor sweep of one table: (table, values in the order asked).
     pub sweep: Option<(String, Vec<u32>)>,
+    /// What the scale rule derived, when the size is a scale model.
+    pub scale: Option<crate::scale::Derived>,
 }
 
 impl Plan {
@@ -194,6 +203,10 @@ fn validate_study(s: &Study) -> Result<()> {
         bail!("default_size {:?} is not one of the sizes", s.default_size);
     }
     for (name, size) in &s.sizes {
+        if size.scale.is_some() {
+            // Checked when it is resolved, against this machine (`resolve_size`).
+            continue;
+        }
         validate_size(s.workload, size).with_context(|| format!("size {name}"))?;
     }
     let mut seen = std::collections::BTreeSet::new();
@@ -286,6 +299,11 @@ pub struct PlanArgs {
     /// Fillfactor values for --sweep, e.g. 100,90,80
     #[arg(long, value_delimiter = ',', value_name = "FF")]
     pub values: Vec<u32>,
+    /// Scale models: this machine's new orders per warehouse per minute at the model's size
+    /// (every TPROC-C run prints NOPM; divide by its warehouses). Sets the time factor; default:
+    /// the value measured here, in the study file
+    #[arg(long, env = "HOTLAB_NOPM_PER_WAREHOUSE")]
+    pub nopm_per_warehouse: Option<f64>,
 }
 
 impl PlanArgs {
@@ -305,6 +323,13 @@ impl PlanArgs {
                 study.sizes.keys().cloned().collect::<Vec<_>>().join(", ")
             );
         };
+        let (size, scale) = resolve_size(
+            &study,
+            &size_name,
+            size,
+            self.nopm_per_warehouse,
+            crate::scale::machine_mem_kb(),
+        )?;
         let mut arms = vec![];
         for a in &self.arms {
             match study.arms.iter().find(|x| &x.name == a) {
@@ -353,8 +378,41 @@ impl PlanArgs {
             arms,
             repeats: self.repeats,
             sweep,
+            scale,
         })
     }
+}
+
+/// A size as the steps use it: a scale model becomes the concrete size the rule derives from its
+/// article size (then validated like any other size); any other size is returned as it is.
+pub fn resolve_size(
+    study: &Study,
+    size_name: &str,
+    size: Size,
+    nopm_override: Option<f64>,
+    mem_kb: Option<f64>,
+) -> Result<(Size, Option<crate::scale::Derived>)> {
+    let Some(scale) = size.scale.clone() else {
+        return Ok((size, None));
+    };
+    let Some(from) = study.sizes.get(&scale.from) else {
+        bail!(
+            "size {size_name} scales from {:?}, which is not a size of study {}; fix the study file",
+            scale.from,
+            study.name
+        );
+    };
+    if from.scale.is_some() {
+        bail!(
+            "size {size_name} scales from {}, itself a scale model; scale from an article size",
+            scale.from
+        );
+    }
+    let (resolved, derived) =
+        crate::scale::derive(&study.server, from, &size, &scale, nopm_override, mem_kb)
+            .with_context(|| format!("size {size_name}"))?;
+    validate_size(study.workload, &resolved).with_context(|| format!("size {size_name}"))?;
+    Ok((resolved, Some(derived)))
 }
 
 /// The values of a sweep of `table`: at least two, none repeated, each in range, and the table
@@ -435,6 +493,7 @@ mod tests {
                 .collect(),
             repeats,
             sweep: None,
+            scale: None,
         }
     }
 

@@ -1,4 +1,4 @@
-//! `init`: creates a run directory for a study, size and set of arms (DESIGN.md §4): the sweep
+//! `init`: creates a run directory for a study, size and set of arms (README, "Where results go"): the sweep
 //! directory with sweep.json and one arm directory with meta.json per arm run. Prints the arm
 //! directories on stdout, one per line, in the order they should run.
 
@@ -27,6 +27,9 @@ pub struct Args {
 
 pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     let plan = args.plan.plan(ctx)?;
+    if let Some(d) = &plan.scale {
+        eprint!("hotlab: {}", d.describe());
+    }
     let label = args
         .label
         .clone()

@@ -13,6 +13,7 @@ pub mod init;
 pub mod reset_cold;
 pub mod run;
 pub mod rundir;
+pub mod scale;
 pub mod server;
 pub mod snapshot;
 pub mod testing;

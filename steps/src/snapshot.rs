@@ -1,7 +1,7 @@
 //! `snapshot`: one sample of every statistics source, appended and flushed to
 //! `snapshots/tables.csv` (per table and index), `snapshots/database.csv` (WAL, LSN, database,
-//! I/O, checkpointer, bgwriter, statements) and `snapshots/buffers.csv` (shared buffers per
-//! relation). Long format: one row per (sample, object, metric). Counters stay cumulative;
+//! I/O, checkpointer, bgwriter, statements, and `server_cpu`: the CPU seconds of a server on
+//! this machine, from /proc) and `snapshots/buffers.csv` (shared buffers per relation). Long format: one row per (sample, object, metric). Counters stay cumulative;
 //! `analyze` computes deltas. A metric the server version lacks is absent, never invented.
 
 use std::io::{BufRead, BufReader};
@@ -35,6 +35,48 @@ pub struct Sampler {
     optional_sql: Vec<String>,
     /// Milliseconds each `take` lasted, in order (for `bench snapshot`).
     pub taken_ms: Vec<f64>,
+    /// The server's postmaster, when it runs on this machine (its CPU is read from /proc).
+    postmaster: Option<i32>,
+}
+
+/// (utime + stime + cutime + cstime in clock ticks, parent pid) of a process from /proc, or None
+/// if it is gone or is not `comm`.
+fn proc_cpu(pid: i32, comm: Option<&str>) -> Option<(u64, i32)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // comm is in parentheses and may hold spaces: split after the last ')'.
+    let open = stat.find('(')?;
+    let close = stat.rfind(')')?;
+    if let Some(c) = comm {
+        if &stat[open + 1..close] != c {
+            return None;
+        }
+    }
+    let f: Vec<&str> = stat[close + 2..].split(' ').collect();
+    // Fields after comm: state(0) ppid(1) ... utime(11) stime(12) cutime(13) cstime(14).
+    let num = |i: usize| f.get(i)?.parse::<u64>().ok();
+    let ppid = f.get(1)?.parse().ok()?;
+    Some((num(11)? + num(12)? + num(13)? + num(14)?, ppid))
+}
+
+/// CPU seconds of a local server: the postmaster and every live child (user + system, with the
+/// children they have reaped; exited backends are in the postmaster's reaped total), and how
+/// many processes that was. A cumulative counter like the statistics views.
+pub fn server_cpu_seconds(postmaster: i32) -> Option<(f64, u64)> {
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    let (mut total, _) = proc_cpu(postmaster, Some("postgres"))?;
+    let mut n = 1;
+    for e in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        if let Some((t, ppid)) = proc_cpu(pid, None) {
+            if ppid == postmaster {
+                total += t;
+                n += 1;
+            }
+        }
+    }
+    Some((total as f64 / ticks.max(1.0), n))
 }
 
 fn last_sample(path: &Path) -> i64 {
@@ -101,6 +143,13 @@ impl Sampler {
                     .to_string(),
             );
         }
+        // A server on this machine: our backend is a `postgres` process whose parent is the
+        // postmaster. Elsewhere (another host, a container's pid namespace) there is no such
+        // process here and the source is absent.
+        let backend: i32 = client.query_one("SELECT pg_backend_pid()", &[])?.get(0);
+        let postmaster = proc_cpu(backend, Some("postgres"))
+            .map(|(_, ppid)| ppid)
+            .filter(|pm| proc_cpu(*pm, Some("postgres")).is_some());
         let next_sample = last_sample(&dir.join("database.csv")) + 1;
         Ok(Sampler {
             client,
@@ -110,6 +159,7 @@ impl Sampler {
             next_sample,
             optional_sql,
             taken_ms: vec![],
+            postmaster,
         })
     }
 
@@ -182,6 +232,21 @@ impl Sampler {
             }
         }
         tx.commit()?;
+        if let Some((cpu, procs)) = self.postmaster.and_then(server_cpu_seconds) {
+            for (k, v) in [
+                ("cpu_s", format!("{cpu:.2}")),
+                ("processes", procs.to_string()),
+            ] {
+                db_rows.push(vec![
+                    sample.clone(),
+                    ts.clone(),
+                    phase.to_string(),
+                    "server_cpu".into(),
+                    k.into(),
+                    v,
+                ]);
+            }
+        }
         self.tables.rows(&rows)?;
         self.buffers.rows(&buf_rows)?;
         // database.csv last: its sample number is what the next Sampler continues from.

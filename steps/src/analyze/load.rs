@@ -143,6 +143,19 @@ pub const METRICS: &[&str] = &[
     "insert_lsn_bytes",
     "buffers",
     "dirty",
+    // The mechanism (analyze/mechanism.rs).
+    "num_timed",
+    "num_requested",
+    "wal_fpi",
+    "heap_blks_read",
+    "heap_blks_hit",
+    "idx_blks_read",
+    "idx_blks_hit",
+    "cpu_s",
+    "read_bytes",
+    "write_bytes",
+    "extend_bytes",
+    "database_bytes",
 ];
 
 /// Counters and sizes that add up across partitions (the rest, like fillfactor, do not).

@@ -11,7 +11,7 @@ use anyhow::Result;
 use serde_json::{json, Value};
 
 use super::load::ArmRun;
-use super::{bytes, charts, direction, md_table, num, pct, Stats};
+use super::{bytes, charts, direction, md_table, mechanism, num, pct, Stats};
 
 const TABLES: &[&str] = &[
     "warehouse",
@@ -400,6 +400,18 @@ pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
     ));
     md.push_str("\nWAL = Δ insert LSN over the measured window; WAL bytes per transaction divides it by the server's transactions (xact_commit + xact_rollback); checkpoints = Δ num_done; VACUUM stock = the post-run VACUUM.\n\n");
 
+    // The mechanism beside the outcome, and latency.
+    let pub_mech = |arm: &str| {
+        let p = published(arm, wh)?;
+        Some((field(&p, "wal_bytes_per_txn")?, field(&p, "checkpoints")?))
+    };
+    let (mech_md, mech_json) = mechanism::tables(runs, TABLES, &pub_mech, &wh_note);
+    md.push_str(&mech_md);
+    out["mechanism"] = mech_json;
+    let (lat_md, lat_json, lat_chart) = mechanism::latency(runs);
+    md.push_str(&lat_md);
+    out["latency"] = lat_json;
+
     // Stock growth and VACUUM, default → tuned.
     md.push_str(&format!(
         "## stock: heap growth and post-run VACUUM (published: {wh_note})\n\n"
@@ -538,6 +550,7 @@ pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
         .collect::<Vec<_>>());
     let nopm_per_interval =
         |r: &ArmRun| charts::per_interval(r.source_series("tprocc", "d_next_o_id_sum"), 60.0);
-    let charts = charts::standard(runs, TABLES, "order_line", ("NOPM", &nopm_per_interval))?;
+    let mut charts = charts::standard(runs, TABLES, "order_line", ("NOPM", &nopm_per_interval))?;
+    charts.extend(lat_chart);
     Ok((md, out, charts))
 }

@@ -55,7 +55,7 @@ struct TxnStats {
 impl TxnStats {
     fn new() -> TxnStats {
         TxnStats {
-            hist: Histogram::new_with_bounds(1, 600_000_000, 3).expect("histogram bounds"),
+            hist: new_histogram(),
             count: 0,
             errors: 0,
             rollbacks: 0,
@@ -101,8 +101,37 @@ impl TxnStats {
             "p50_ms": self.ms(0.5), "p90_ms": self.ms(0.9), "p95_ms": self.ms(0.95),
             "p99_ms": self.ms(0.99),
             "max_ms": if self.hist.is_empty() { 0.0 } else { self.hist.max() as f64 / 1000.0 },
+            "hist_us": hist_buckets(&self.hist),
         })
     }
+}
+
+/// A latency histogram as `[[microseconds, count], …]` of its recorded buckets (each bucket's
+/// highest equivalent value): `analyze` merges these across runs and reads percentiles from the
+/// merged histogram, never by averaging percentiles.
+pub fn hist_buckets(h: &Histogram<u64>) -> Vec<[u64; 2]> {
+    h.iter_recorded()
+        .map(|v| {
+            [
+                h.highest_equivalent(v.value_iterated_to()),
+                v.count_at_value(),
+            ]
+        })
+        .collect()
+}
+
+/// The inverse of `hist_buckets`, added into `into`.
+pub fn add_buckets(into: &mut Histogram<u64>, buckets: &Value) {
+    for b in buckets.as_array().into_iter().flatten() {
+        if let (Some(v), Some(n)) = (b[0].as_u64(), b[1].as_u64()) {
+            let _ = into.record_n(v.max(1), n);
+        }
+    }
+}
+
+/// The histogram `TxnStats` keeps: 1 µs to 10 min, 3 significant digits.
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 600_000_000, 3).expect("histogram bounds")
 }
 
 type Stats = [TxnStats; 5];
@@ -301,6 +330,47 @@ fn monitor_sample(c: &mut postgres::Client) -> Result<(i64, i64)> {
     Ok((nopm, trans))
 }
 
+/// Seconds between progress lines.
+const PROGRESS: Duration = Duration::from_secs(5);
+
+/// The progress line's state: when and at which sum(d_next_o_id) the last line was printed.
+struct Progress {
+    at: Instant,
+    nopm_sum: i64,
+}
+
+impl Progress {
+    fn new(c: &mut postgres::Client) -> Result<Progress> {
+        Ok(Progress {
+            at: Instant::now(),
+            nopm_sum: monitor_sample(c)?.0,
+        })
+    }
+
+    fn tick(
+        &mut self,
+        c: &mut postgres::Client,
+        start: Instant,
+        phase: &str,
+        errors: u64,
+    ) -> Result<()> {
+        if self.at.elapsed() < PROGRESS {
+            return Ok(());
+        }
+        let (n, _) = monitor_sample(c)?;
+        let mins = self.at.elapsed().as_secs_f64() / 60.0;
+        eprintln!(
+            "  {:>6.0} s  {phase:<8}  NOPM (last {:.0} s) {:>8.0}  errors {errors}",
+            start.elapsed().as_secs_f64(),
+            mins * 60.0,
+            (n - self.nopm_sum) as f64 / mins
+        );
+        self.at = Instant::now();
+        self.nopm_sum = n;
+        Ok(())
+    }
+}
+
 /// Runs the workload; returns workload.json's content.
 pub fn run(
     server: &Server,
@@ -363,39 +433,47 @@ pub fn run(
             }
             Ok(errors)
         };
+    // A progress line every PROGRESS, whatever the snapshot interval: elapsed, phase, NOPM over
+    // the last progress interval, client errors so far.
+    let mut progress = Progress::new(&mut monitor)?;
+    let errors_so_far = |vus: &Vec<(Arc<Mutex<Stats>>, _)>| -> u64 {
+        vus.iter()
+            .map(|(s, _)| s.lock().unwrap().iter().map(|t| t.errors).sum::<u64>())
+            .sum()
+    };
+    let mut errors = 0;
     // Ramp-up: counted apart, sampled as rampup.
     let mut next = start + every.min(rampup.max(Duration::from_millis(1)));
     while start.elapsed() < rampup && !interrupted() {
         if Instant::now() >= next {
             sampler.take("rampup")?;
-            collect("rampup", start.elapsed().as_secs_f64(), &mut totals, csv)?;
+            errors += collect("rampup", start.elapsed().as_secs_f64(), &mut totals, csv)?;
             next += every;
         }
+        progress.tick(&mut monitor, start, "rampup", errors + errors_so_far(&vus))?;
         std::thread::sleep(Duration::from_millis(20));
     }
     if rampup > Duration::ZERO {
-        collect("rampup", start.elapsed().as_secs_f64(), &mut totals, csv)?;
+        errors += collect("rampup", start.elapsed().as_secs_f64(), &mut totals, csv)?;
     }
     // The measured window: HammerDB's start sample, then samples every interval, then its end.
     sampler.take("measured")?;
     let (nopm0, trans0) = monitor_sample(&mut monitor)?;
     let m0 = Instant::now();
     let mut next = m0 + every;
-    let mut errors = 0;
     while m0.elapsed() < window && !interrupted() {
         let now = Instant::now();
         if now >= next && now < m0 + window {
             sampler.take("measured")?;
             errors += collect("measured", start.elapsed().as_secs_f64(), &mut totals, csv)?;
-            let (n, _) = monitor_sample(&mut monitor)?;
-            let mins = m0.elapsed().as_secs_f64() / 60.0;
-            eprintln!(
-                "  {:>6.0} s  NOPM so far {:>8.0}  errors {errors}",
-                start.elapsed().as_secs_f64(),
-                (n - nopm0) as f64 / mins
-            );
             next += every;
         }
+        progress.tick(
+            &mut monitor,
+            start,
+            "measured",
+            errors + errors_so_far(&vus),
+        )?;
         std::thread::sleep(Duration::from_millis(20));
     }
     let (nopm1, trans1) = monitor_sample(&mut monitor)?;

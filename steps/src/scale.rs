@@ -1,0 +1,458 @@
+//! The scale rule: a study size derived from an article size so that a smaller machine reproduces
+//! the article's regime, not only its workload. Everything that is bytes scales with the data
+//! (the warehouse count): shared_buffers, effective_cache_size, maintenance_work_mem,
+//! max_wal_size, min_wal_size. Everything that is time scales with how fast this machine churns
+//! each warehouse against the article (new orders per warehouse per minute): ramp-up, measured
+//! window, snapshot interval, checkpoint_timeout. So a warehouse receives about the article's
+//! number of new orders per window, the data grows out of shared buffers the way the article's
+//! did, and checkpoints come at the article's rate per unit of WAL. Pure: reads nothing.
+
+use std::collections::BTreeMap;
+
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use crate::experiment::Size;
+
+/// `scale:` in a size of the study file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scale {
+    /// The article size this one is a scale model of.
+    pub from: String,
+    /// Warehouses of the model: bytes scale by warehouses / the article size's warehouses.
+    pub warehouses: i64,
+    /// New orders per warehouse per minute this machine sustains at the model's size; the time
+    /// factor is the article size's `nopm_per_warehouse` divided by this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nopm_per_warehouse: Option<f64>,
+    /// The time factor itself, instead of `nopm_per_warehouse`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_factor: Option<f64>,
+}
+
+/// Settings that are bytes: they follow the data.
+pub const BYTE_SETTINGS: &[&str] = &[
+    "shared_buffers",
+    "effective_cache_size",
+    "maintenance_work_mem",
+    "max_wal_size",
+    "min_wal_size",
+];
+/// Settings that are time: they follow the churn. (work_mem is per operation, not per byte of
+/// data, and stays as it is.)
+pub const TIME_SETTINGS: &[&str] = &["checkpoint_timeout"];
+
+/// PostgreSQL's smallest useful buffer pool for this study, and its smallest checkpoint_timeout.
+pub const MIN_SHARED_BUFFERS_KB: f64 = 128.0 * 1024.0;
+pub const MIN_CHECKPOINT_TIMEOUT_S: f64 = 30.0;
+
+/// What the rule derived, for meta.json, sweep.json and the report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Derived {
+    pub from: String,
+    pub from_warehouses: i64,
+    pub warehouses: i64,
+    pub bytes_factor: f64,
+    pub time_factor: f64,
+    /// Where the time factor came from: "time_factor", "nopm_per_warehouse N" or a flag.
+    pub time_factor_source: String,
+    /// Every derived value: setting or size field → (article value, model value).
+    pub values: BTreeMap<String, (String, String)>,
+}
+
+impl Derived {
+    pub fn json(&self) -> Value {
+        json!(self)
+    }
+
+    /// One line per derived value, for stderr and the report.
+    pub fn describe(&self) -> String {
+        let mut s = format!(
+            "scale model of {} ({} → {} warehouses): bytes × {:.4}, time × {:.4} ({})\n",
+            self.from,
+            self.from_warehouses,
+            self.warehouses,
+            self.bytes_factor,
+            self.time_factor,
+            self.time_factor_source
+        );
+        for (k, (a, b)) in &self.values {
+            s.push_str(&format!("  {k:<22} {a:>8} -> {b}\n"));
+        }
+        s
+    }
+}
+
+/// A PostgreSQL memory or size setting in kB ("2GB", "512MB", "64kB", "8192" = kB).
+pub fn parse_kb(v: &str) -> Result<f64> {
+    let v = v.trim();
+    let split = v.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(v.len());
+    let (n, unit) = v.split_at(split);
+    let n: f64 = n
+        .trim()
+        .parse()
+        .with_context(|| format!("{v:?} is not a size"))?;
+    let mult = match unit.trim() {
+        "" | "kB" => 1.0,
+        "MB" => 1024.0,
+        "GB" => 1024.0 * 1024.0,
+        "TB" => 1024.0 * 1024.0 * 1024.0,
+        u => bail!("{v:?}: unknown size unit {u:?} (use kB, MB, GB or TB)"),
+    };
+    Ok(n * mult)
+}
+
+/// kB as PostgreSQL writes them: the largest unit that divides evenly, whole MB at least.
+pub fn format_kb(kb: f64) -> String {
+    let mb = (kb / 1024.0).round() as i64;
+    if mb % (1024 * 1024) == 0 && mb > 0 {
+        format!("{}TB", mb / (1024 * 1024))
+    } else if mb % 1024 == 0 && mb > 0 {
+        format!("{}GB", mb / 1024)
+    } else {
+        format!("{mb}MB")
+    }
+}
+
+/// A PostgreSQL time setting in seconds ("15min", "300s", "1h", "300" = s).
+pub fn parse_s(v: &str) -> Result<f64> {
+    let v = v.trim();
+    let split = v.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(v.len());
+    let (n, unit) = v.split_at(split);
+    let n: f64 = n
+        .trim()
+        .parse()
+        .with_context(|| format!("{v:?} is not a duration"))?;
+    let mult = match unit.trim() {
+        "" | "s" => 1.0,
+        "ms" => 0.001,
+        "min" => 60.0,
+        "h" => 3600.0,
+        "d" => 86400.0,
+        u => bail!("{v:?}: unknown time unit {u:?} (use s, min or h)"),
+    };
+    Ok(n * mult)
+}
+
+/// Whole seconds as PostgreSQL writes them: minutes when they divide evenly.
+pub fn format_s(s: f64) -> String {
+    let s = s.round() as i64;
+    if s % 60 == 0 && s > 0 {
+        format!("{}min", s / 60)
+    } else {
+        format!("{s}s")
+    }
+}
+
+/// The model of `from` (an article size, with the study's server settings merged in) at
+/// `scale`, with this machine's memory (`mem_kb`, None to skip the check). Fields the scaled
+/// size sets itself (`own`) win over derived ones.
+pub fn derive(
+    study_server: &BTreeMap<String, String>,
+    from: &Size,
+    own: &Size,
+    scale: &Scale,
+    nopm_override: Option<f64>,
+    mem_kb: Option<f64>,
+) -> Result<(Size, Derived)> {
+    let from_wh = from
+        .warehouses
+        .with_context(|| format!("size {} has no warehouses to scale from", scale.from))?;
+    if scale.warehouses < 1 {
+        bail!(
+            "scale.warehouses must be at least 1 (got {})",
+            scale.warehouses
+        );
+    }
+    let b = scale.warehouses as f64 / from_wh as f64;
+    let (t, source) = match (nopm_override, scale.nopm_per_warehouse, scale.time_factor) {
+        (Some(n), _, _) | (None, Some(n), None) => {
+            let article = from.nopm_per_warehouse.with_context(|| {
+                format!("size {} has no nopm_per_warehouse (the article's churn)", scale.from)
+            })?;
+            if n <= 0.0 {
+                bail!("nopm_per_warehouse must be positive (got {n})");
+            }
+            let src = if nopm_override.is_some() {
+                format!("--nopm-per-warehouse {n}: {article} / {n}")
+            } else {
+                format!("nopm_per_warehouse {n} measured here: {article} / {n}")
+            };
+            (article / n, src)
+        }
+        (None, None, Some(t)) => (t, "time_factor from the study file".to_string()),
+        (None, Some(_), Some(_)) => {
+            bail!("scale: give nopm_per_warehouse or time_factor, not both")
+        }
+        (None, None, None) => bail!(
+            "scale: needs nopm_per_warehouse (this machine's new orders per warehouse per minute) or time_factor"
+        ),
+    };
+    if t <= 0.0 {
+        bail!("the time factor must be positive (got {t})");
+    }
+    let mut server = study_server.clone();
+    server.extend(from.server.clone());
+    let mut values = BTreeMap::new();
+    let mut out_server = BTreeMap::new();
+    for (k, v) in &server {
+        let scaled = if BYTE_SETTINGS.contains(&k.as_str()) {
+            format_kb(parse_kb(v).with_context(|| format!("server setting {k}"))? * b)
+        } else if TIME_SETTINGS.contains(&k.as_str()) {
+            format_s(parse_s(v).with_context(|| format!("server setting {k}"))? * t)
+        } else {
+            continue;
+        };
+        values.insert(k.clone(), (v.clone(), scaled.clone()));
+        out_server.insert(k.clone(), scaled);
+    }
+    let mut size = from.clone();
+    size.nopm_per_warehouse = None;
+    size.scale = None;
+    size.warehouses = Some(scale.warehouses);
+    let mut time = |name: &str, v: Option<f64>| -> Option<f64> {
+        let v = v?;
+        let m = (v * t).round().max(1.0);
+        values.insert(name.into(), (format!("{v}"), format!("{m}")));
+        Some(m)
+    };
+    size.rampup_s = time("rampup_s", from.rampup_s);
+    size.duration_s = time("duration_s", from.duration_s);
+    size.snapshot_every_s = time("snapshot_every_s", from.snapshot_every_s);
+    values.insert(
+        "warehouses".into(),
+        (from_wh.to_string(), scale.warehouses.to_string()),
+    );
+    // The scaled size's own fields win.
+    size.server = out_server;
+    size.server.extend(own.server.clone());
+    macro_rules! own {
+        ($($f:ident),*) => { $( if own.$f.is_some() { size.$f = own.$f.clone(); } )* };
+    }
+    own!(
+        vus,
+        rampup_s,
+        duration_s,
+        snapshot_every_s,
+        profile,
+        all_warehouses
+    );
+    check(&size, &server, t, from_wh, mem_kb)?;
+    Ok((
+        size,
+        Derived {
+            from: scale.from.clone(),
+            from_warehouses: from_wh,
+            warehouses: scale.warehouses,
+            bytes_factor: b,
+            time_factor: t,
+            time_factor_source: source,
+            values,
+        },
+    ))
+}
+
+/// Refuses a model that cannot hold the regime: too little shared buffers, a window shorter than
+/// two snapshot intervals, a checkpoint_timeout below PostgreSQL's minimum, more memory than
+/// the machine has. Each message names the smallest (or largest) valid value.
+fn check(
+    size: &Size,
+    article_server: &BTreeMap<String, String>,
+    t: f64,
+    from_wh: i64,
+    mem_kb: Option<f64>,
+) -> Result<()> {
+    let kb = |k: &str| size.server.get(k).map(|v| parse_kb(v)).transpose();
+    if let Some(sb) = kb("shared_buffers")? {
+        if sb < MIN_SHARED_BUFFERS_KB {
+            let per_wh = parse_kb(&article_server["shared_buffers"])? / from_wh as f64;
+            let min_wh = (MIN_SHARED_BUFFERS_KB / per_wh).ceil() as i64;
+            bail!(
+                "scale to {} warehouses leaves {} of shared buffers, below 128MB; the smallest valid scale is {min_wh} warehouses",
+                size.warehouses.unwrap_or(0),
+                format_kb(sb)
+            );
+        }
+    }
+    if let (Some(d), Some(e)) = (size.duration_s, size.snapshot_every_s) {
+        if d < 2.0 * e {
+            bail!(
+                "the measured window ({d} s) is shorter than two snapshot intervals ({e} s each); the smallest valid window is {} s (or snapshot_every_s {})",
+                2.0 * e,
+                (d / 2.0).floor()
+            );
+        }
+    }
+    if let Some(ct) = size.server.get("checkpoint_timeout") {
+        let s = parse_s(ct)?;
+        if s < MIN_CHECKPOINT_TIMEOUT_S {
+            let article = parse_s(&article_server["checkpoint_timeout"])?;
+            bail!(
+                "the time factor {t:.4} makes checkpoint_timeout {s:.0} s, below PostgreSQL's 30 s; the smallest valid time factor is {:.4}",
+                MIN_CHECKPOINT_TIMEOUT_S / article
+            );
+        }
+    }
+    if let (Some(mem), Some(ecs)) = (mem_kb, kb("effective_cache_size")?) {
+        if ecs > mem {
+            let per_wh = ecs / size.warehouses.unwrap_or(1).max(1) as f64;
+            bail!(
+                "scale to {} warehouses asks for {} of effective_cache_size (the article's RAM share); this machine has {} of memory: the largest scale that fits is {} warehouses",
+                size.warehouses.unwrap_or(0),
+                format_kb(ecs),
+                format_kb(mem),
+                (mem / per_wh).floor() as i64
+            );
+        }
+    }
+    Ok(())
+}
+
+/// This machine's memory in kB (MemTotal), if /proc says.
+pub fn machine_mem_kb() -> Option<f64> {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()?
+        .lines()
+        .find(|l| l.starts_with("MemTotal:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Study 000's server settings and article-small, as in data/studies/hexacluster-tprocc.yaml.
+    fn article() -> (BTreeMap<String, String>, Size) {
+        let study: crate::experiment::Study = serde_norway::from_str(
+            &std::fs::read_to_string(
+                crate::ctx::project_root().join("data/studies/hexacluster-tprocc.yaml"),
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        (study.server.clone(), study.sizes["article-small"].clone())
+    }
+
+    fn scale(wh: i64, t: f64) -> Scale {
+        Scale {
+            from: "article-small".into(),
+            warehouses: wh,
+            nopm_per_warehouse: None,
+            time_factor: Some(t),
+        }
+    }
+
+    #[test]
+    fn article_small_at_20_warehouses_is_the_article() {
+        let (server, from) = article();
+        let (size, d) = derive(
+            &server,
+            &from,
+            &Size::default(),
+            &scale(20, 1.0),
+            None,
+            None,
+        )
+        .unwrap();
+        for (k, v) in &server {
+            if BYTE_SETTINGS.contains(&k.as_str()) || TIME_SETTINGS.contains(&k.as_str()) {
+                assert_eq!(&size.server[k], v, "{k}");
+            }
+        }
+        assert_eq!(size.warehouses, Some(20));
+        assert_eq!(size.rampup_s, Some(300.0));
+        assert_eq!(size.duration_s, Some(3600.0));
+        assert_eq!(size.snapshot_every_s, Some(300.0));
+        assert_eq!(d.bytes_factor, 1.0);
+    }
+
+    #[test]
+    fn article_small_at_4_warehouses() {
+        let (server, from) = article();
+        // This machine's documented churn: 22,000 new orders per warehouse per minute.
+        let s = Scale {
+            from: "article-small".into(),
+            warehouses: 4,
+            nopm_per_warehouse: Some(22_000.0),
+            time_factor: None,
+        };
+        let (size, d) = derive(&server, &from, &Size::default(), &s, None, None).unwrap();
+        let want = [
+            ("shared_buffers", "410MB"),
+            ("effective_cache_size", "1229MB"),
+            ("maintenance_work_mem", "102MB"),
+            ("max_wal_size", "819MB"),
+            ("min_wal_size", "205MB"),
+            ("checkpoint_timeout", "75s"),
+        ];
+        for (k, v) in want {
+            assert_eq!(size.server[k], v, "{k}");
+        }
+        assert!((d.time_factor - 1830.0 / 22_000.0).abs() < 1e-9);
+        assert_eq!(size.rampup_s, Some(25.0));
+        assert_eq!(size.duration_s, Some(299.0));
+        assert_eq!(size.snapshot_every_s, Some(25.0));
+        assert!(
+            !size.server.contains_key("work_mem"),
+            "work_mem is not scaled"
+        );
+    }
+
+    #[test]
+    fn bad_scales_are_refused_with_the_valid_bound() {
+        let (server, from) = article();
+        let e = derive(&server, &from, &Size::default(), &scale(1, 0.1), None, None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("smallest valid scale is 2 warehouses"), "{e}");
+        let e = derive(
+            &server,
+            &from,
+            &Size::default(),
+            &scale(4, 0.01),
+            None,
+            None,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("smallest valid time factor is 0.0333"), "{e}");
+        let own = Size {
+            snapshot_every_s: Some(200.0),
+            ..Size::default()
+        };
+        let e = derive(&server, &from, &own, &scale(4, 0.1), None, None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("smallest valid window is 400 s"), "{e}");
+        // 8 GiB of memory: 20 warehouses ask for 6 GB of effective_cache_size, 40 for 12 GB.
+        let e = derive(
+            &server,
+            &from,
+            &Size::default(),
+            &scale(40, 1.0),
+            None,
+            Some(8.0 * 1024.0 * 1024.0),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("this machine has 8GB")
+                && e.contains("largest scale that fits is 26 warehouses"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn units() {
+        assert_eq!(parse_kb("2GB").unwrap(), 2.0 * 1024.0 * 1024.0);
+        assert_eq!(format_kb(parse_kb("2GB").unwrap() * 0.1), "205MB");
+        assert_eq!(parse_s("15min").unwrap(), 900.0);
+        assert_eq!(format_s(900.0), "15min");
+        assert!(parse_kb("2XB").is_err());
+    }
+}
