@@ -323,11 +323,33 @@ impl PlanArgs {
                 study.sizes.keys().cloned().collect::<Vec<_>>().join(", ")
             );
         };
+        // A scale model's churn: the flag, else what this machine measured at this size, else
+        // the study file's value.
+        let churn = match (&size.scale, self.nopm_per_warehouse) {
+            (_, Some(n)) => Some((n, format!("--nopm-per-warehouse {n}"))),
+            (Some(sc), None) => {
+                let vus = size
+                    .vus
+                    .or_else(|| study.sizes.get(&sc.from).and_then(|f| f.vus))
+                    .unwrap_or(1);
+                let key = crate::churn::key(&study.name, &size_name, sc.warehouses, vus);
+                crate::churn::measured(&ctx.home, &key).map(|(n, k)| {
+                    (
+                        n,
+                        format!(
+                            "the median of {k} run(s) measured here ({})",
+                            ctx.home.join("churn.json").display()
+                        ),
+                    )
+                })
+            }
+            (None, None) => None,
+        };
         let (size, scale) = resolve_size(
             &study,
             &size_name,
             size,
-            self.nopm_per_warehouse,
+            churn,
             crate::scale::machine_mem_kb(),
         )?;
         let mut arms = vec![];
@@ -389,7 +411,7 @@ pub fn resolve_size(
     study: &Study,
     size_name: &str,
     size: Size,
-    nopm_override: Option<f64>,
+    churn: Option<(f64, String)>,
     mem_kb: Option<f64>,
 ) -> Result<(Size, Option<crate::scale::Derived>)> {
     let Some(scale) = size.scale.clone() else {
@@ -409,7 +431,7 @@ pub fn resolve_size(
         );
     }
     let (resolved, derived) =
-        crate::scale::derive(&study.server, from, &size, &scale, nopm_override, mem_kb)
+        crate::scale::derive(&study.server, from, &size, &scale, churn, mem_kb)
             .with_context(|| format!("size {size_name}"))?;
     validate_size(study.workload, &resolved).with_context(|| format!("size {size_name}"))?;
     Ok((resolved, Some(derived)))

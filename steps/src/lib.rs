@@ -6,6 +6,7 @@ pub mod apply_fillfactor;
 pub mod bench;
 pub mod build;
 pub mod check;
+pub mod churn;
 pub mod ctx;
 pub mod env;
 pub mod experiment;

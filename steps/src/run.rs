@@ -262,6 +262,19 @@ fn run_tprocc(ctx: &Ctx, rd: &RunDir, db: &str, size: &crate::experiment::Size) 
     );
     let out = tprocc::driver::run(&server, db, &shape, &mut sampler, &mut csv)?;
     write_json_atomic(&rd.file("workload.json"), &out.json)?;
+    // A complete run of a scale model tells the next `init` how fast this machine churns.
+    let meta = rd.meta()?;
+    if !meta["scale"].is_null() && out.json["interrupted"] == false {
+        if let Some(nopm) = out.json["nopm"].as_f64().filter(|n| *n > 0.0) {
+            let key = crate::churn::key(
+                meta["study"].as_str().unwrap_or(""),
+                meta["size"].as_str().unwrap_or(""),
+                shape.warehouses,
+                shape.vus,
+            );
+            crate::churn::record(&ctx.home, &key, nopm / shape.warehouses as f64)?;
+        }
+    }
     wait_for_backends(sampler.client(), db)?;
     sampler.take("post")?;
     eprintln!(

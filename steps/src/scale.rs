@@ -85,23 +85,44 @@ impl Derived {
     }
 }
 
-/// A PostgreSQL memory or size setting in kB ("2GB", "512MB", "64kB", "8192" = kB).
-pub fn parse_kb(v: &str) -> Result<f64> {
+/// A number with one of `units` (name, multiplier; "" is the bare number's unit).
+fn parse_unit(v: &str, what: &str, units: &[(&str, f64)]) -> Result<f64> {
     let v = v.trim();
     let split = v.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(v.len());
     let (n, unit) = v.split_at(split);
     let n: f64 = n
         .trim()
         .parse()
-        .with_context(|| format!("{v:?} is not a size"))?;
-    let mult = match unit.trim() {
-        "" | "kB" => 1.0,
-        "MB" => 1024.0,
-        "GB" => 1024.0 * 1024.0,
-        "TB" => 1024.0 * 1024.0 * 1024.0,
-        u => bail!("{v:?}: unknown size unit {u:?} (use kB, MB, GB or TB)"),
-    };
-    Ok(n * mult)
+        .with_context(|| format!("{v:?} is not a {what}"))?;
+    match units.iter().find(|(u, _)| *u == unit.trim()) {
+        Some((_, mult)) => Ok(n * mult),
+        None => bail!(
+            "{v:?}: unknown {what} unit {:?} (use {})",
+            unit.trim(),
+            units
+                .iter()
+                .filter(|(u, _)| !u.is_empty())
+                .map(|(u, _)| *u)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// A PostgreSQL memory or size setting in kB ("2GB", "512MB", "64kB", "8192" = kB).
+pub fn parse_kb(v: &str) -> Result<f64> {
+    let k = 1024.0;
+    parse_unit(
+        v,
+        "size",
+        &[
+            ("", 1.0),
+            ("kB", 1.0),
+            ("MB", k),
+            ("GB", k * k),
+            ("TB", k * k * k),
+        ],
+    )
 }
 
 /// kB as PostgreSQL writes them: the largest unit that divides evenly, whole MB at least.
@@ -118,22 +139,18 @@ pub fn format_kb(kb: f64) -> String {
 
 /// A PostgreSQL time setting in seconds ("15min", "300s", "1h", "300" = s).
 pub fn parse_s(v: &str) -> Result<f64> {
-    let v = v.trim();
-    let split = v.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(v.len());
-    let (n, unit) = v.split_at(split);
-    let n: f64 = n
-        .trim()
-        .parse()
-        .with_context(|| format!("{v:?} is not a duration"))?;
-    let mult = match unit.trim() {
-        "" | "s" => 1.0,
-        "ms" => 0.001,
-        "min" => 60.0,
-        "h" => 3600.0,
-        "d" => 86400.0,
-        u => bail!("{v:?}: unknown time unit {u:?} (use s, min or h)"),
-    };
-    Ok(n * mult)
+    parse_unit(
+        v,
+        "duration",
+        &[
+            ("", 1.0),
+            ("s", 1.0),
+            ("ms", 0.001),
+            ("min", 60.0),
+            ("h", 3600.0),
+            ("d", 86400.0),
+        ],
+    )
 }
 
 /// Whole seconds as PostgreSQL writes them: minutes when they divide evenly.
@@ -154,7 +171,7 @@ pub fn derive(
     from: &Size,
     own: &Size,
     scale: &Scale,
-    nopm_override: Option<f64>,
+    churn: Option<(f64, String)>,
     mem_kb: Option<f64>,
 ) -> Result<(Size, Derived)> {
     let from_wh = from
@@ -167,26 +184,26 @@ pub fn derive(
         );
     }
     let b = scale.warehouses as f64 / from_wh as f64;
-    let (t, source) = match (nopm_override, scale.nopm_per_warehouse, scale.time_factor) {
-        (Some(n), _, _) | (None, Some(n), None) => {
+    if scale.nopm_per_warehouse.is_some() && scale.time_factor.is_some() {
+        bail!("scale: give nopm_per_warehouse or time_factor, not both");
+    }
+    let given = churn.or_else(|| {
+        scale
+            .nopm_per_warehouse
+            .map(|n| (n, "nopm_per_warehouse in the study file".to_string()))
+    });
+    let (t, source) = match (given, scale.time_factor) {
+        (Some((n, src)), _) => {
             let article = from.nopm_per_warehouse.with_context(|| {
                 format!("size {} has no nopm_per_warehouse (the article's churn)", scale.from)
             })?;
             if n <= 0.0 {
                 bail!("nopm_per_warehouse must be positive (got {n})");
             }
-            let src = if nopm_override.is_some() {
-                format!("--nopm-per-warehouse {n}: {article} / {n}")
-            } else {
-                format!("nopm_per_warehouse {n} measured here: {article} / {n}")
-            };
-            (article / n, src)
+            (article / n, format!("{article} / {n:.0} new orders per warehouse per minute, {src}"))
         }
-        (None, None, Some(t)) => (t, "time_factor from the study file".to_string()),
-        (None, Some(_), Some(_)) => {
-            bail!("scale: give nopm_per_warehouse or time_factor, not both")
-        }
-        (None, None, None) => bail!(
+        (None, Some(t)) => (t, "time_factor from the study file".to_string()),
+        (None, None) => bail!(
             "scale: needs nopm_per_warehouse (this machine's new orders per warehouse per minute) or time_factor"
         ),
     };
@@ -239,7 +256,7 @@ pub fn derive(
         profile,
         all_warehouses
     );
-    check(&size, &server, t, from_wh, mem_kb)?;
+    check(&size, &server, t, from_wh, from.nopm_per_warehouse, mem_kb)?;
     Ok((
         size,
         Derived {
@@ -262,6 +279,7 @@ fn check(
     article_server: &BTreeMap<String, String>,
     t: f64,
     from_wh: i64,
+    article_nopm: Option<f64>,
     mem_kb: Option<f64>,
 ) -> Result<()> {
     let kb = |k: &str| size.server.get(k).map(|v| parse_kb(v)).transpose();
@@ -289,9 +307,12 @@ fn check(
         let s = parse_s(ct)?;
         if s < MIN_CHECKPOINT_TIMEOUT_S {
             let article = parse_s(&article_server["checkpoint_timeout"])?;
+            let min_t = MIN_CHECKPOINT_TIMEOUT_S / article;
             bail!(
-                "the time factor {t:.4} makes checkpoint_timeout {s:.0} s, below PostgreSQL's 30 s; the smallest valid time factor is {:.4}",
-                MIN_CHECKPOINT_TIMEOUT_S / article
+                "the time factor {t:.4} makes checkpoint_timeout {s:.0} s, below PostgreSQL's 30 s; the smallest valid time factor is {min_t:.4}{}",
+                article_nopm
+                    .map(|n| format!(" (--nopm-per-warehouse at most {:.0})", n / min_t))
+                    .unwrap_or_default()
             );
         }
     }

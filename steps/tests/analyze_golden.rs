@@ -186,6 +186,16 @@ fn tprocc_repeated_comparison_matches_golden() {
         .sum();
     assert_eq!(lat[0]["count"].as_u64(), Some(runs_count));
     assert!(a.charts.iter().any(|(n, _)| n == "latency.svg"));
+    // What the VUs' backends waited on: every sample slot is accounted for, once.
+    for w in a.json["wait_events"].as_array().unwrap() {
+        let shares = w["share_pct"].as_object().unwrap();
+        let total: f64 = shares.values().filter_map(|v| v.as_f64()).sum();
+        assert!((total - 100.0).abs() < 1e-6, "{w}");
+        assert!(shares["CPU"].as_f64().unwrap() > 0.0, "{w}");
+    }
+    assert!(a
+        .markdown
+        .contains("## What the workload's backends waited on"));
 }
 
 /// report.html carries every table and every chart of the analysis, inline and offline.

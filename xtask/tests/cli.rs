@@ -119,6 +119,44 @@ fn study_and_arm_input_is_checked() {
         ],
     );
     fails(&sweep("stock", "100,5"), &["fillfactor 5", "10 to 100"]);
+    // Scale models: a churn so fast that checkpoint_timeout falls under 30 s, a scale with too
+    // little shared buffers, a scale bigger than this machine's memory.
+    fails(
+        &xtask(
+            &env,
+            &[
+                "init",
+                "--study",
+                "hexacluster-tprocc",
+                "--size",
+                "scaled",
+                "--nopm-per-warehouse",
+                "100000",
+            ],
+        ),
+        &[
+            "below PostgreSQL's 30 s",
+            "--nopm-per-warehouse at most 54900",
+        ],
+    );
+    let study =
+        std::fs::read_to_string(ctx.data_dir.join("studies/hexacluster-tprocc.yaml")).unwrap();
+    let scaled = "      warehouses: 2\n      nopm_per_warehouse: 23700";
+    assert!(study.contains(scaled));
+    for (name, wh, needle) in [
+        ("tiny", 1, "the smallest valid scale is 2 warehouses"),
+        ("huge", 100_000, "of memory: the largest scale that fits is"),
+    ] {
+        let text = study.replace(
+            scaled,
+            &format!("      warehouses: {wh}\n      nopm_per_warehouse: 23700"),
+        );
+        std::fs::write(ctx.data_dir.join(format!("studies/{name}.yaml")), text).unwrap();
+        fails(
+            &xtask(&env, &["init", "--study", name, "--size", "scaled"]),
+            &["size scaled", needle],
+        );
+    }
     // No run directory was left behind by any of these.
     assert!(std::fs::read_dir(ctx.data_dir.join("runs"))
         .unwrap()

@@ -225,6 +225,25 @@ impl Stats {
     }
 }
 
+/// Per arm, in first-seen order: the complete runs among `runs` (`arm` and `complete` read each).
+pub fn by_arm<T>(
+    runs: &[T],
+    arm: impl Fn(&T) -> &str,
+    complete: impl Fn(&T) -> bool,
+) -> Vec<(String, Vec<&T>)> {
+    let mut out: Vec<(String, Vec<&T>)> = vec![];
+    for r in runs {
+        match out.iter_mut().find(|(a, _)| *a == arm(r)) {
+            Some((_, v)) => v.push(r),
+            None => out.push((arm(r).to_string(), vec![r])),
+        }
+    }
+    for (_, v) in out.iter_mut() {
+        v.retain(|r| complete(r));
+    }
+    out
+}
+
 /// Whether two changes point the same way: "agrees", "**disagrees**" (shown in red), or "–".
 pub fn direction(ours: Option<f64>, published: Option<f64>) -> String {
     match (ours, published) {

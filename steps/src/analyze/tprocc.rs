@@ -142,21 +142,6 @@ fn figures(r: &ArmRun) -> RunFigures {
     }
 }
 
-/// Per arm (in first-seen order): the figures of its complete runs.
-fn by_arm(figs: &[RunFigures]) -> Vec<(String, Vec<&RunFigures>)> {
-    let mut out: Vec<(String, Vec<&RunFigures>)> = vec![];
-    for f in figs {
-        match out.iter_mut().find(|(a, _)| *a == f.arm) {
-            Some((_, v)) => v.push(f),
-            None => out.push((f.arm.clone(), vec![f])),
-        }
-    }
-    for (_, v) in out.iter_mut() {
-        v.retain(|f| f.complete);
-    }
-    out
-}
-
 fn stats(v: &[&RunFigures], get: impl Fn(&RunFigures) -> Option<f64>) -> Option<Stats> {
     Stats::of(&v.iter().filter_map(|f| get(f)).collect::<Vec<_>>())
 }
@@ -199,7 +184,7 @@ fn ms_spread(s: Option<Stats>, d: usize) -> String {
 
 pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
     let figs: Vec<RunFigures> = runs.iter().map(figures).collect();
-    let arms = by_arm(&figs);
+    let arms = super::by_arm(&figs, |f| &f.arm, |f| f.complete);
     let ours_wh = runs.first().and_then(|r| r.workload["warehouses"].as_f64());
     let wh = reference_warehouses(ours_wh);
     let wh_note = match ours_wh {
@@ -408,6 +393,9 @@ pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
     let (mech_md, mech_json) = mechanism::tables(runs, TABLES, &pub_mech, &wh_note);
     md.push_str(&mech_md);
     out["mechanism"] = mech_json;
+    let (wait_md, wait_json) = mechanism::waits(runs);
+    md.push_str(&wait_md);
+    out["wait_events"] = wait_json;
     let (lat_md, lat_json, lat_chart) = mechanism::latency(runs);
     md.push_str(&lat_md);
     out["latency"] = lat_json;

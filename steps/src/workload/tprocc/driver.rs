@@ -371,6 +371,54 @@ impl Progress {
     }
 }
 
+/// How often the measured window samples what the workload's backends are doing.
+const WAIT_EVERY: Duration = Duration::from_millis(100);
+
+/// What the VUs' backends were doing, sampled every `WAIT_EVERY` over the measured window from
+/// pg_stat_activity: `CPU` (active, no wait event), `<type>:<event>` (active and waiting:
+/// IO:DataFileRead, LWLock:WALWrite, IO:WalSync, Lock:tuple …), or `client (idle)` (waiting for
+/// the driver's next call: the client side and the round trip). What a bottleneck looks like.
+struct Waits {
+    next: Instant,
+    samples: u64,
+    counts: std::collections::BTreeMap<String, u64>,
+}
+
+const WAITS_SQL: &str = "SELECT CASE WHEN state = 'active' \
+        THEN coalesce(wait_event_type || ':' || wait_event, 'CPU') \
+        ELSE 'client (' || coalesce(state, '?') || ')' END, count(*)::bigint \
+     FROM pg_stat_activity \
+     WHERE datname = current_database() AND backend_type = 'client backend' \
+       AND application_name = 'hotlab vu' \
+     GROUP BY 1";
+
+impl Waits {
+    fn new() -> Waits {
+        Waits {
+            next: Instant::now(),
+            samples: 0,
+            counts: Default::default(),
+        }
+    }
+
+    fn tick(&mut self, c: &mut postgres::Client) -> Result<()> {
+        if Instant::now() < self.next {
+            return Ok(());
+        }
+        self.next = Instant::now() + WAIT_EVERY;
+        for r in c.query(WAITS_SQL, &[])? {
+            *self.counts.entry(r.get(0)).or_default() += r.get::<_, i64>(1) as u64;
+        }
+        self.samples += 1;
+        Ok(())
+    }
+
+    fn json(&self) -> Value {
+        json!({ "every_ms": WAIT_EVERY.as_millis() as u64, "samples": self.samples,
+                "counts": self.counts })
+    }
+}
+
 /// Runs the workload; returns workload.json's content.
 pub fn run(
     server: &Server,
@@ -388,7 +436,9 @@ pub fn run(
     let mut seed = Rng::from_time(0);
     let mut vus = vec![];
     for v in 0..shape.vus {
-        let client = server.connect(db)?;
+        let mut client = server.connect(db)?;
+        // The name the wait-event sampler looks for.
+        client.batch_execute("SET application_name = 'hotlab vu'")?;
         let mut rng = Rng::new(seed.next_u64());
         let warehouses = warehouse_list(&mut rng, v, shape.vus, max_w, shape.all_warehouses);
         let vu = Vu {
@@ -461,7 +511,9 @@ pub fn run(
     let (nopm0, trans0) = monitor_sample(&mut monitor)?;
     let m0 = Instant::now();
     let mut next = m0 + every;
+    let mut waits = Waits::new();
     while m0.elapsed() < window && !interrupted() {
+        waits.tick(&mut monitor)?;
         let now = Instant::now();
         if now >= next && now < m0 + window {
             sampler.take("measured")?;
@@ -521,6 +573,7 @@ pub fn run(
             "vu_cpu_s": vu_cpu,
             "transactions": per_txn,
             "rampup_transactions": rampup_txn,
+            "wait_events": waits.json(),
             "interrupted": interrupted(),
         }),
     })
