@@ -84,6 +84,10 @@ pub struct Size {
     /// ran (its churn), the time base of a scale model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nopm_per_warehouse: Option<f64>,
+    /// The RAM of the machine this size stands for. `run` confines a server on this machine to
+    /// it (page cache included) where the platform allows; a scale model scales it as bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ram: Option<String>,
     /// A scale model of an article size (see `scale.rs` and the README's "Scale models").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scale: Option<crate::scale::Scale>,

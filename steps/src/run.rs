@@ -246,6 +246,52 @@ fn run_spv(ctx: &Ctx, rd: &RunDir, db: &str, size: &crate::experiment::Size) -> 
     Ok(())
 }
 
+/// Confines the server to the size's RAM (page cache included) for the workload, where the size
+/// states one and the platform allows; records in meta.json `memory_limit` what was applied, or
+/// why not.
+fn confine(
+    server: &Server,
+    rd: &RunDir,
+    size: &crate::experiment::Size,
+) -> Result<Option<crate::server::memlimit::Confinement>> {
+    let Some(ram) = &size.ram else {
+        return Ok(None);
+    };
+    let bytes = (crate::scale::parse_kb(ram)? * 1024.0) as u64;
+    let pid = server.embedded.as_ref().and_then(|e| e.pid());
+    let outcome = match pid {
+        None => Err(format!(
+            "the {:?} server does not run on this machine under hotlab",
+            server.kind
+        )),
+        Some(pid) => crate::server::memlimit::confine(pid as i32, bytes),
+    };
+    let (meta, limit) = match outcome {
+        Ok(c) => {
+            eprintln!(
+                "hotlab: server confined to {ram} of memory, page cache included (cgroup v{}: {})",
+                c.version,
+                c.path().display()
+            );
+            (
+                serde_json::json!({"applied": true, "bytes": bytes, "ram": ram,
+                                   "cgroup_version": c.version,
+                                   "cgroup": c.path().display().to_string()}),
+                Some(c),
+            )
+        }
+        Err(why) => {
+            eprintln!("hotlab: not confining the server to {ram}: {why}");
+            (
+                serde_json::json!({"applied": false, "bytes": bytes, "ram": ram, "why": why}),
+                None,
+            )
+        }
+    };
+    rd.set_meta("memory_limit", meta)?;
+    Ok(limit)
+}
+
 fn run_tprocc(ctx: &Ctx, rd: &RunDir, db: &str, size: &crate::experiment::Size) -> Result<()> {
     let shape = tprocc::Shape::of(size)?;
     let server = Server::ensure(ctx)?;
@@ -260,7 +306,17 @@ fn run_tprocc(ctx: &Ctx, rd: &RunDir, db: &str, size: &crate::experiment::Size) 
         shape.rampup_s,
         shape.duration_s
     );
-    let out = tprocc::driver::run(&server, db, &shape, &mut sampler, &mut csv)?;
+    let limit = confine(&server, rd, size)?;
+    let out = tprocc::driver::run(&server, db, &shape, &mut sampler, &mut csv);
+    if let Some(c) = &limit {
+        let (now, peak) = c.usage();
+        let mut m = rd.meta()?["memory_limit"].clone();
+        m["usage_bytes_end"] = serde_json::json!(now);
+        m["usage_bytes_peak"] = serde_json::json!(peak);
+        rd.set_meta("memory_limit", m)?;
+    }
+    drop(limit);
+    let out = out?;
     write_json_atomic(&rd.file("workload.json"), &out.json)?;
     // A complete run of a scale model tells the next `init` how fast this machine churns.
     let meta = rd.meta()?;

@@ -226,6 +226,11 @@ pub fn derive(
         out_server.insert(k.clone(), scaled);
     }
     let mut size = from.clone();
+    if let Some(ram) = &from.ram {
+        let scaled = format_kb(parse_kb(ram).context("ram")? * b);
+        values.insert("ram".into(), (ram.clone(), scaled.clone()));
+        size.ram = Some(scaled);
+    }
     size.nopm_per_warehouse = None;
     size.scale = None;
     size.warehouses = Some(scale.warehouses);
@@ -316,13 +321,19 @@ fn check(
             );
         }
     }
-    if let (Some(mem), Some(ecs)) = (mem_kb, kb("effective_cache_size")?) {
-        if ecs > mem {
-            let per_wh = ecs / size.warehouses.unwrap_or(1).max(1) as f64;
+    // The memory a model asks for: its RAM where the article size states one, else its
+    // effective_cache_size.
+    let asked = match &size.ram {
+        Some(r) => Some(("RAM", parse_kb(r)?)),
+        None => kb("effective_cache_size")?.map(|k| ("effective_cache_size", k)),
+    };
+    if let (Some(mem), Some((what, need))) = (mem_kb, asked) {
+        if need > mem {
+            let per_wh = need / size.warehouses.unwrap_or(1).max(1) as f64;
             bail!(
-                "scale to {} warehouses asks for {} of effective_cache_size (the article's RAM share); this machine has {} of memory: the largest scale that fits is {} warehouses",
+                "scale to {} warehouses asks for {} of {what}; this machine has {} of memory: the largest scale that fits is {} warehouses",
                 size.warehouses.unwrap_or(0),
-                format_kb(ecs),
+                format_kb(need),
                 format_kb(mem),
                 (mem / per_wh).floor() as i64
             );
@@ -450,7 +461,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("smallest valid window is 400 s"), "{e}");
-        // 8 GiB of memory: 20 warehouses ask for 6 GB of effective_cache_size, 40 for 12 GB.
+        // 8 GiB of memory: 20 warehouses ask for the article's 7.8 GB of RAM, 40 for 15.6 GB.
         let e = derive(
             &server,
             &from,
@@ -463,7 +474,7 @@ mod tests {
         .to_string();
         assert!(
             e.contains("this machine has 8GB")
-                && e.contains("largest scale that fits is 26 warehouses"),
+                && e.contains("largest scale that fits is 20 warehouses"),
             "{e}"
         );
     }

@@ -1,7 +1,7 @@
 //! `snapshot`: one sample of every statistics source, appended and flushed to
 //! `snapshots/tables.csv` (per table and index), `snapshots/database.csv` (WAL, LSN, database,
-//! I/O, checkpointer, bgwriter, statements, and `server_cpu`: the CPU seconds of a server on
-//! this machine, from /proc) and `snapshots/buffers.csv` (shared buffers per relation). Long format: one row per (sample, object, metric). Counters stay cumulative;
+//! I/O, checkpointer, bgwriter, statements, `server_cpu`: the CPU seconds of a server on this
+//! machine, and `host`: this machine's CPU seconds by state, steal included, both from /proc) and `snapshots/buffers.csv` (shared buffers per relation). Long format: one row per (sample, object, metric). Counters stay cumulative;
 //! `analyze` computes deltas. A metric the server version lacks is absent, never invented.
 
 use std::io::{BufRead, BufReader};
@@ -56,6 +56,34 @@ fn proc_cpu(pid: i32, comm: Option<&str>) -> Option<(u64, i32)> {
     let num = |i: usize| f.get(i)?.parse::<u64>().ok();
     let ppid = f.get(1)?.parse().ok()?;
     Some((num(11)? + num(12)? + num(13)? + num(14)?, ppid))
+}
+
+/// This machine's CPU seconds by state since boot (/proc/stat, all cores): `busy_s` (user, nice,
+/// system, irq, softirq), `iowait_s`, `idle_s`, and `steal_s`, the time the hypervisor gave
+/// this machine's cores to someone else: the noise of a shared machine, measured.
+pub fn host_cpu_seconds() -> Vec<(&'static str, f64)> {
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    let Some(line) = std::fs::read_to_string("/proc/stat")
+        .ok()
+        .and_then(|t| t.lines().next().map(str::to_string))
+    else {
+        return vec![];
+    };
+    let f: Vec<f64> = line
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    if f.len() < 8 {
+        return vec![];
+    }
+    let s = |i: usize| f[i] / ticks.max(1.0);
+    vec![
+        ("busy_s", s(0) + s(1) + s(2) + s(5) + s(6)),
+        ("idle_s", s(3)),
+        ("iowait_s", s(4)),
+        ("steal_s", s(7)),
+    ]
 }
 
 /// CPU seconds of a local server: the postmaster and every live child (user + system, with the
@@ -232,6 +260,16 @@ impl Sampler {
             }
         }
         tx.commit()?;
+        for (k, v) in host_cpu_seconds() {
+            db_rows.push(vec![
+                sample.clone(),
+                ts.clone(),
+                phase.to_string(),
+                "host".into(),
+                k.into(),
+                format!("{v:.2}"),
+            ]);
+        }
         if let Some((cpu, procs)) = self.postmaster.and_then(server_cpu_seconds) {
             for (k, v) in [
                 ("cpu_s", format!("{cpu:.2}")),

@@ -42,6 +42,21 @@ fn hammerdb_profile_one_warehouse() {
     let meta = read_json(&dir.join("meta.json")).unwrap();
     let db = meta["build"]["database"].as_str().unwrap().to_string();
     let server = Server::ensure(&ctx).unwrap();
+
+    // The size's 1GB of RAM: where hotlab may (root, a cgroup memory controller), the run was
+    // confined to it, page cache included, and the cgroup is gone afterwards; elsewhere meta.json
+    // says why not.
+    let ml = &meta["memory_limit"];
+    let v1 = Path::new("/sys/fs/cgroup/memory/memory.limit_in_bytes").exists();
+    if steps::ctx::is_root() && v1 {
+        assert_eq!(ml["applied"], true, "{ml}");
+        let peak = ml["usage_bytes_peak"].as_u64().unwrap();
+        assert!(peak > 0 && peak <= 1 << 30, "{ml}");
+        assert!(!Path::new(ml["cgroup"].as_str().unwrap()).exists(), "{ml}");
+    } else if ml["applied"] == false {
+        assert!(!ml["why"].as_str().unwrap().is_empty(), "{ml}");
+    }
+    assert_eq!(ml["bytes"], 1u64 << 30, "{ml}");
     let mut c = server.connect(&db).unwrap();
 
     // The build: HammerDB's row counts (checked on the template copy, before the run added rows).

@@ -156,6 +156,10 @@ pub const METRICS: &[&str] = &[
     "write_bytes",
     "extend_bytes",
     "database_bytes",
+    "busy_s",
+    "idle_s",
+    "iowait_s",
+    "steal_s",
 ];
 
 /// Counters and sizes that add up across partitions (the rest, like fillfactor, do not).

@@ -48,8 +48,16 @@ pub struct Mech {
     pub data_end: Option<f64>,
     pub shared_buffers: Option<f64>,
     pub machine_memory: Option<f64>,
+    /// The memory the server was confined to during the run (page cache included), and the
+    /// most it used, when a limit was applied.
+    pub ram_limit: Option<f64>,
+    pub ram_peak: Option<f64>,
     /// The server's CPU seconds per second of the window, and the machine's cores.
     pub server_cores: Option<f64>,
+    /// This machine's CPU time stolen by the hypervisor, and its busy time, as shares of all of
+    /// its CPU time over the window (%): a run with much steal was measured on a noisy host.
+    pub host_steal_pct: Option<f64>,
+    pub host_busy_pct: Option<f64>,
     pub machine_cores: Option<f64>,
     pub cpu_per_ktxn: Option<f64>,
     pub read_per_ktxn: Option<f64>,
@@ -81,6 +89,16 @@ fn shared_buffers(r: &ArmRun) -> Option<f64> {
     }
     let v = r.meta["size_spec"]["server"]["shared_buffers"].as_str()?;
     crate::scale::parse_kb(v).ok().map(|kb| kb * 1024.0)
+}
+
+/// One state's share of this machine's CPU time over the window, in %.
+fn host_share(r: &ArmRun, state: &str) -> Option<f64> {
+    let d = |k: &str| r.source("host", k).delta;
+    let total = ["busy_s", "idle_s", "iowait_s", "steal_s"]
+        .iter()
+        .map(|k| d(k))
+        .sum::<Option<f64>>()?;
+    super::pct(d(state), Some(total))
 }
 
 pub fn of(r: &ArmRun, tables: &[&str]) -> Mech {
@@ -122,12 +140,18 @@ pub fn of(r: &ArmRun, tables: &[&str]) -> Mech {
         data_end: data.last,
         shared_buffers: shared_buffers(r),
         machine_memory: r.meta["host"]["memory_bytes"].as_f64(),
+        ram_limit: (r.meta["memory_limit"]["applied"] == true)
+            .then(|| r.meta["memory_limit"]["bytes"].as_f64())
+            .flatten(),
+        ram_peak: r.meta["memory_limit"]["usage_bytes_peak"].as_f64(),
         server_cores: per(
             r.source("server_cpu", "cpu_s").delta,
             r.workload["duration_s"].as_f64(),
             1.0,
         ),
         machine_cores: r.meta["host"]["cores"].as_f64(),
+        host_steal_pct: host_share(r, "steal_s"),
+        host_busy_pct: host_share(r, "busy_s"),
         cpu_per_ktxn: per(r.source("server_cpu", "cpu_s").delta, txns, 1000.0),
         read_per_ktxn: per(r.source("io", "read_bytes").delta, txns, 1000.0),
         written_per_ktxn: per(
@@ -198,6 +222,7 @@ pub fn tables(
                 num(x.cpu_per_ktxn, 3),
                 bytes(x.read_per_ktxn),
                 bytes(x.written_per_ktxn),
+                format!("{} / {}", num(x.host_busy_pct, 1), num(x.host_steal_pct, 1)),
             ]
         })
         .collect();
@@ -213,10 +238,11 @@ pub fn tables(
             "server CPU s per 1k txn",
             "read per 1k txn",
             "written per 1k txn",
+            "host busy / steal %",
         ],
         &rows,
     ));
-    md.push_str("\nOver the measured window: WAL = Δ insert LSN; checkpoints from pg_stat_checkpointer (timed by checkpoint_timeout, requested by max_wal_size); full-page images = Δ pg_stat_wal.wal_fpi (PostgreSQL 18 counts images, not their bytes); blocks read and hit are the heap and index blocks of the updated tables (pg_statio_user_tables: a read is a shared-buffer miss, served by the OS cache or the disk); data = pg_database_size at the first and last sample; per 1k txn = per 1,000 server transactions (xact_commit + xact_rollback): the server's CPU seconds (all its processes, /proc), bytes read and written (writes + extends) by every backend type (pg_stat_io).\n\n");
+    md.push_str("\nOver the measured window: WAL = Δ insert LSN; checkpoints from pg_stat_checkpointer (timed by checkpoint_timeout, requested by max_wal_size); full-page images = Δ pg_stat_wal.wal_fpi (PostgreSQL 18 counts images, not their bytes); blocks read and hit are the heap and index blocks of the updated tables (pg_statio_user_tables: a read is a shared-buffer miss, served by the OS cache or the disk); data = pg_database_size at the first and last sample; per 1k txn = per 1,000 server transactions (xact_commit + xact_rollback): the server's CPU seconds (all its processes, /proc), bytes read and written (writes + extends) by every backend type (pg_stat_io); host busy / steal = this machine's CPU time busy and stolen by the hypervisor, as shares of all its CPU time (/proc/stat): steal is the noise of a shared machine, measured.\n\n");
 
     md.push_str(&format!("## Mechanism per arm (published: {wh_note})\n\n"));
     let arms = super::by_arm(&m, |x| &x.arm, |x| x.complete);
@@ -310,6 +336,7 @@ pub fn tables(
                 "blocks_hit": x.blks_hit, "database_bytes_start": x.data_start,
                 "database_bytes_end": x.data_end, "shared_buffers_bytes": x.shared_buffers,
                 "server_cpu_s_per_ktxn": x.cpu_per_ktxn, "read_bytes_per_ktxn": x.read_per_ktxn,
+                "host_busy_pct": x.host_busy_pct, "host_steal_pct": x.host_steal_pct,
                 "written_bytes_per_ktxn": x.written_per_ktxn,
                 "heap_growth_bytes": x.per_table.iter().map(|(t, e)| (t.clone(), json!(e.0))).collect::<serde_json::Map<_, _>>(),
             })
@@ -392,8 +419,15 @@ fn regime(m: &[Mech]) -> String {
     );
     if grows_out && checkpoints {
         s.push_str(". These runs are in that regime (data grows out of shared buffers, checkpoints during the window)");
-        if ram.map(|r| r > 8.0).unwrap_or(false) {
-            s.push_str(", except memory: every shared-buffer miss here is served from the OS page cache, so the I/O that the tuned layout saves costs far less than on the article's machine");
+        let limited = stats(&done, |x| x.ram_limit);
+        if let (Some(l), true) = (limited, limited.map(|l| l.n) == Some(done.len())) {
+            s.push_str(&format!(
+                ", memory included: every run was confined to {} (the article's RAM, scaled), page cache included, so reads past shared buffers and the page cache were real reads (peak use {})",
+                bytes(Some(l.mean)),
+                bytes(stats(&done, |x| x.ram_peak).map(|p| p.max))
+            ));
+        } else if ram.map(|r| r > 8.0).unwrap_or(false) {
+            s.push_str(", except memory: every shared-buffer miss here is served from the OS page cache (no memory limit was applied: meta.json `memory_limit` says why), so the I/O that the tuned layout saves costs far less than on the article's machine");
         }
         s.push('.');
         if let (Some(used), Some(cores)) = (

@@ -6,6 +6,7 @@
 pub mod compose;
 pub mod embedded;
 pub mod external;
+pub mod memlimit;
 
 use std::path::PathBuf;
 
