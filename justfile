@@ -110,7 +110,7 @@ hexacluster SIZE='scaled':
 spv SIZE='article':
     just study spv {{SIZE}}
 
-# The demo (about 9 minutes on 2 cores after the first compile): study 000 at the quick size
+# The demo (589 s measured on 2 cores after the first compile): study 000 at the quick size
 # (default vs tuned), then `sweep order_line 100 90 80`, one report over both
 [group('studies')]
 demo:

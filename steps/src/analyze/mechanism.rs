@@ -405,16 +405,17 @@ fn regime(m: &[Mech]) -> String {
     // must end the window above them.
     let grows_out = built.max <= sb.mean * 1.25 && end.min > sb.mean;
     let checkpoints = ckpt.map(|c| c.min >= 1.0).unwrap_or(false);
-    let ram = stats(&done, |x| x.machine_memory).map(|s| s.mean / built.mean);
+    // The memory the server had: its limit where one was applied, else the machine's.
+    let ram = stats(&done, |x| x.ram_limit.or(x.machine_memory)).map(|s| s.mean / built.mean);
     let mut s = format!(
-        "**Regime.** The database was built at {}; over the measured window it went from {} to {} (means over complete runs) against {} of shared buffers; {} checkpoints per run{}. The article's 20-warehouse runs were built at 2.0 GB in 2 GB of shared buffers, grew to 6.1 GB, and checkpointed 30–45 times in their hour, on a machine with 3.9× their starting data in RAM",
+        "**Regime.** The database was built at {}; over the measured window it went from {} to {} (means over complete runs) against {} of shared buffers; {} checkpoints per run{}. The article's 20-warehouse runs were built at 2.0 GB in 2 GB of shared buffers, grew to 6.1 GB, and checkpointed 30–45 times in their hour, on a machine with 3.9× their built data in RAM",
         bytes(Some(built.mean)),
         bytes(Some(start.mean)),
         bytes(Some(end.mean)),
         bytes(Some(sb.mean)),
         ckpt.map(|c| if c.min == c.max { format!("{:.0}", c.min) } else { format!("{:.0}–{:.0}", c.min, c.max) })
             .unwrap_or_else(|| "–".into()),
-        ram.map(|r| format!("; this machine's RAM is {r:.0}× the starting data"))
+        ram.map(|r| format!("; the server's memory was {r:.1}× the built data"))
             .unwrap_or_default(),
     );
     if grows_out && checkpoints {
