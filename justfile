@@ -8,6 +8,8 @@ STUDY := env_var_or_default('STUDY', 'hexacluster-tprocc')
 SIZE := env_var_or_default('SIZE', 'quick')
 # How many times `just compare` runs each arm (alternating order: A B B A …)
 REPEATS := env_var_or_default('REPEATS', '1')
+# How `just arm` calls a step: `cargo xtask` (builds first), or the binary `just study` built once
+XTASK := env_var_or_default('HOTLAB_XTASK', 'cargo xtask')
 
 # Show the recipes
 default:
@@ -66,13 +68,13 @@ analyze +DIRS:
 # One arm's full cold cycle: reset, build, fillfactor + rewrite, reset, measure, vacuum
 [group('steps')]
 arm RUN:
-    cargo xtask reset-cold --run {{RUN}}
-    cargo xtask build --run {{RUN}}
-    cargo xtask apply-fillfactor --run {{RUN}}
-    cargo xtask reset-cold --run {{RUN}}
-    cargo xtask snapshot --run {{RUN}} --phase pre
-    cargo xtask run --run {{RUN}}
-    cargo xtask vacuum-timing --run {{RUN}}
+    {{XTASK}} reset-cold --run {{RUN}}
+    {{XTASK}} build --run {{RUN}}
+    {{XTASK}} apply-fillfactor --run {{RUN}}
+    {{XTASK}} reset-cold --run {{RUN}}
+    {{XTASK}} snapshot --run {{RUN}} --phase pre
+    {{XTASK}} run --run {{RUN}}
+    {{XTASK}} vacuum-timing --run {{RUN}}
 
 # Every arm of STUDY at SIZE through every step, then analyze (a failed arm does not stop the others)
 [group('studies')]
@@ -80,14 +82,17 @@ study STUDY SIZE='' *ARGS:
     #!/usr/bin/env bash
     set -euo pipefail
     cargo build --release --quiet --package xtask
-    arms=$(cargo xtask init --study {{STUDY}} {{ if SIZE != '' { '--size ' + SIZE } else { '' } }} {{ARGS}})
+    # One binary for the whole study: a source edit made while it runs cannot rebuild a step
+    # between two arms (each arm runs the code the first one ran).
+    export HOTLAB_XTASK="${CARGO_TARGET_DIR:-{{justfile_directory()}}/target}/release/xtask"
+    arms=$("$HOTLAB_XTASK" init --study {{STUDY}} {{ if SIZE != '' { '--size ' + SIZE } else { '' } }} {{ARGS}})
     for arm in $arms; do
         rc=0
         just arm "$arm" || rc=$?
         if [ "$rc" -eq 130 ]; then echo "interrupted; the arms so far are kept" >&2; break; fi
         if [ "$rc" -ne 0 ]; then echo "arm $arm failed (see its meta.json); going on" >&2; fi
     done
-    cargo xtask analyze "$(dirname "$(echo "$arms" | head -n 1)")"
+    "$HOTLAB_XTASK" analyze "$(dirname "$(echo "$arms" | head -n 1)")"
 
 # Which fillfactor does TABLE need? Each value through the full cold cycle, then the ladder
 [group('studies')]
