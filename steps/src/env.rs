@@ -22,6 +22,11 @@ pub const RUN: &str = "HOTLAB_RUN";
 pub const DATA_DIR: &str = "HOTLAB_DATA_DIR";
 /// Connections the TPROC-C loader uses (default: the number of cores, at least 2).
 pub const LOAD_THREADS: &str = "HOTLAB_LOAD_THREADS";
+/// A scale model's churn on this machine: new orders per warehouse per minute (`init
+/// --nopm-per-warehouse`).
+pub const NOPM_PER_WAREHOUSE: &str = "HOTLAB_NOPM_PER_WAREHOUSE";
+/// The xtask binary `just arm` runs each step with (`just study` sets it to the one it built).
+pub const XTASK: &str = "HOTLAB_XTASK";
 /// Connection string of an external server.
 pub const DATABASE_URL: &str = "DATABASE_URL";
 

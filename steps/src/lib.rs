@@ -1,5 +1,5 @@
 //! hotlab's steps: one module per `cargo xtask` subcommand, plus the rooms they share
-//! (server, run directory, study files, workloads). See DESIGN.md.
+//! (server, run directory, study files, workloads). See README.md.
 
 pub mod analyze;
 pub mod apply_fillfactor;

@@ -1,4 +1,4 @@
-//! The run directory, hotlab's stable contract (DESIGN.md §4): creating a sweep with its arm
+//! The run directory, hotlab's stable contract (README, "Where results go and how to read them"): creating a sweep with its arm
 //! directories, meta.json and its status, atomic JSON writes, and append-only CSV files that are
 //! flushed row by row. Reads and writes only under `data/runs/`.
 

@@ -59,7 +59,7 @@ fn spv_ci_fillfactor_50_beats_100() {
     let before = |r: &serde_json::Value| r["tables"]["spv"]["heap_bytes_before"].as_f64().unwrap();
     assert!(before(&r50) > 1.5 * before(&r100));
 
-    // The run directory contract (DESIGN.md §4).
+    // The run directory contract (README, "Where results go and how to read them").
     for f in [
         "sweep.json",
         "summary.md",

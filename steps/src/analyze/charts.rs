@@ -1,5 +1,5 @@
-//! The charts of DESIGN.md §5 as standalone SVG (plotters): one line per run over the seconds of
-//! the measured window. Text is left to the browser (no font files are read).
+//! The charts of the report (README, "What analyze prints") as standalone SVG (plotters): one
+//! line per run over the seconds of the measured window. Text is left to the browser (no font files are read).
 
 use anyhow::{anyhow, Result};
 use plotters::prelude::*;
