@@ -247,15 +247,17 @@ fn run_spv(ctx: &Ctx, rd: &RunDir, db: &str, size: &crate::experiment::Size) -> 
 }
 
 /// Confines the server to the size's RAM (page cache included) for the workload, where the size
-/// states one and the platform allows; records in meta.json `memory_limit` what was applied, or
-/// why not.
+/// states one and the platform allows. Returns the confinement and meta.json's `memory_limit`:
+/// what was applied, or why not.
 fn confine(
     server: &Server,
-    rd: &RunDir,
     size: &crate::experiment::Size,
-) -> Result<Option<crate::server::memlimit::Confinement>> {
+) -> Result<(
+    Option<crate::server::memlimit::Confinement>,
+    serde_json::Value,
+)> {
     let Some(ram) = &size.ram else {
-        return Ok(None);
+        return Ok((None, serde_json::Value::Null));
     };
     let bytes = (crate::scale::parse_kb(ram)? * 1024.0) as u64;
     let pid = server.embedded.as_ref().and_then(|e| e.pid());
@@ -266,30 +268,26 @@ fn confine(
         )),
         Some(pid) => crate::server::memlimit::confine(pid as i32, bytes),
     };
-    let (meta, limit) = match outcome {
+    Ok(match outcome {
         Ok(c) => {
             eprintln!(
                 "hotlab: server confined to {ram} of memory, page cache included (cgroup v{}: {})",
                 c.version,
                 c.path().display()
             );
-            (
-                serde_json::json!({"applied": true, "bytes": bytes, "ram": ram,
-                                   "cgroup_version": c.version,
-                                   "cgroup": c.path().display().to_string()}),
-                Some(c),
-            )
+            let m = serde_json::json!({"applied": true, "bytes": bytes, "ram": ram,
+                                       "cgroup_version": c.version,
+                                       "cgroup": c.path().display().to_string()});
+            (Some(c), m)
         }
         Err(why) => {
             eprintln!("hotlab: not confining the server to {ram}: {why}");
             (
-                serde_json::json!({"applied": false, "bytes": bytes, "ram": ram, "why": why}),
                 None,
+                serde_json::json!({"applied": false, "bytes": bytes, "ram": ram, "why": why}),
             )
         }
-    };
-    rd.set_meta("memory_limit", meta)?;
-    Ok(limit)
+    })
 }
 
 fn run_tprocc(ctx: &Ctx, rd: &RunDir, db: &str, size: &crate::experiment::Size) -> Result<()> {
@@ -306,14 +304,16 @@ fn run_tprocc(ctx: &Ctx, rd: &RunDir, db: &str, size: &crate::experiment::Size) 
         shape.rampup_s,
         shape.duration_s
     );
-    let limit = confine(&server, rd, size)?;
+    let (limit, mut memory_limit) = confine(&server, size)?;
+    if !memory_limit.is_null() {
+        rd.set_meta("memory_limit", memory_limit.clone())?;
+    }
     let out = tprocc::driver::run(&server, db, &shape, &mut sampler, &mut csv);
     if let Some(c) = &limit {
         let (now, peak) = c.usage();
-        let mut m = rd.meta()?["memory_limit"].clone();
-        m["usage_bytes_end"] = serde_json::json!(now);
-        m["usage_bytes_peak"] = serde_json::json!(peak);
-        rd.set_meta("memory_limit", m)?;
+        memory_limit["usage_bytes_end"] = serde_json::json!(now);
+        memory_limit["usage_bytes_peak"] = serde_json::json!(peak);
+        rd.set_meta("memory_limit", memory_limit)?;
     }
     drop(limit);
     let out = out?;

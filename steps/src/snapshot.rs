@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use crate::ctx::Ctx;
 use crate::rundir::{now_rfc3339, CsvAppender, RunDir};
-use crate::server::Server;
+use crate::server::{procfs, Server};
 
 pub const TABLES_HEADER: &[&str] = &[
     "sample", "ts", "phase", "object", "parent", "kind", "metric", "value",
@@ -39,30 +39,11 @@ pub struct Sampler {
     postmaster: Option<i32>,
 }
 
-/// (utime + stime + cutime + cstime in clock ticks, parent pid) of a process from /proc, or None
-/// if it is gone or is not `comm`.
-fn proc_cpu(pid: i32, comm: Option<&str>) -> Option<(u64, i32)> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // comm is in parentheses and may hold spaces: split after the last ')'.
-    let open = stat.find('(')?;
-    let close = stat.rfind(')')?;
-    if let Some(c) = comm {
-        if &stat[open + 1..close] != c {
-            return None;
-        }
-    }
-    let f: Vec<&str> = stat[close + 2..].split(' ').collect();
-    // Fields after comm: state(0) ppid(1) ... utime(11) stime(12) cutime(13) cstime(14).
-    let num = |i: usize| f.get(i)?.parse::<u64>().ok();
-    let ppid = f.get(1)?.parse().ok()?;
-    Some((num(11)? + num(12)? + num(13)? + num(14)?, ppid))
-}
-
 /// This machine's CPU seconds by state since boot (/proc/stat, all cores): `busy_s` (user, nice,
 /// system, irq, softirq), `iowait_s`, `idle_s`, and `steal_s`, the time the hypervisor gave
 /// this machine's cores to someone else: the noise of a shared machine, measured.
 pub fn host_cpu_seconds() -> Vec<(&'static str, f64)> {
-    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    let ticks = procfs::ticks_per_s();
     let Some(line) = std::fs::read_to_string("/proc/stat")
         .ok()
         .and_then(|t| t.lines().next().map(str::to_string))
@@ -77,7 +58,7 @@ pub fn host_cpu_seconds() -> Vec<(&'static str, f64)> {
     if f.len() < 8 {
         return vec![];
     }
-    let s = |i: usize| f[i] / ticks.max(1.0);
+    let s = |i: usize| f[i] / ticks;
     vec![
         ("busy_s", s(0) + s(1) + s(2) + s(5) + s(6)),
         ("idle_s", s(3)),
@@ -90,21 +71,10 @@ pub fn host_cpu_seconds() -> Vec<(&'static str, f64)> {
 /// children they have reaped; exited backends are in the postmaster's reaped total), and how
 /// many processes that was. A cumulative counter like the statistics views.
 pub fn server_cpu_seconds(postmaster: i32) -> Option<(f64, u64)> {
-    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
-    let (mut total, _) = proc_cpu(postmaster, Some("postgres"))?;
-    let mut n = 1;
-    for e in std::fs::read_dir("/proc").ok()?.flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
-            continue;
-        };
-        if let Some((t, ppid)) = proc_cpu(pid, None) {
-            if ppid == postmaster {
-                total += t;
-                n += 1;
-            }
-        }
-    }
-    Some((total as f64 / ticks.max(1.0), n))
+    let pm = procfs::stat(postmaster).filter(|s| s.comm == "postgres")?;
+    let kids = procfs::children(postmaster);
+    let ticks = pm.cpu_ticks + kids.iter().map(|(_, s)| s.cpu_ticks).sum::<u64>();
+    Some((ticks as f64 / procfs::ticks_per_s(), 1 + kids.len() as u64))
 }
 
 fn last_sample(path: &Path) -> i64 {
@@ -175,9 +145,10 @@ impl Sampler {
         // postmaster. Elsewhere (another host, a container's pid namespace) there is no such
         // process here and the source is absent.
         let backend: i32 = client.query_one("SELECT pg_backend_pid()", &[])?.get(0);
-        let postmaster = proc_cpu(backend, Some("postgres"))
-            .map(|(_, ppid)| ppid)
-            .filter(|pm| proc_cpu(*pm, Some("postgres")).is_some());
+        let is_postgres = |pid: i32| procfs::stat(pid).filter(|s| s.comm == "postgres");
+        let postmaster = is_postgres(backend)
+            .map(|s| s.ppid)
+            .filter(|pm| is_postgres(*pm).is_some());
         let next_sample = last_sample(&dir.join("database.csv")) + 1;
         Ok(Sampler {
             client,

@@ -15,16 +15,7 @@ use serde_json::{json, Value};
 
 use super::load::ArmRun;
 use super::{bytes, charts, md_table, num, Stats};
-use crate::workload::tprocc::driver::{add_buckets, new_histogram};
-
-/// The transaction names of workload.json, in HammerDB's order.
-const TXNS: &[&str] = &[
-    "new_order",
-    "payment",
-    "delivery",
-    "order_status",
-    "stock_level",
-];
+use crate::workload::tprocc::driver::{add_buckets, new_histogram, TXNS};
 
 /// Heap growth, blocks read and blocks hit of one table over the window.
 pub type TableMech = (Option<f64>, Option<f64>, Option<f64>);
@@ -245,7 +236,7 @@ pub fn tables(
     md.push_str("\nOver the measured window: WAL = Δ insert LSN; checkpoints from pg_stat_checkpointer (timed by checkpoint_timeout, requested by max_wal_size); full-page images = Δ pg_stat_wal.wal_fpi (PostgreSQL 18 counts images, not their bytes); blocks read and hit are the heap and index blocks of the updated tables (pg_statio_user_tables: a read is a shared-buffer miss, served by the OS cache or the disk); data = pg_database_size at the first and last sample; per 1k txn = per 1,000 server transactions (xact_commit + xact_rollback): the server's CPU seconds (all its processes, /proc), bytes read and written (writes + extends) by every backend type (pg_stat_io); host busy / steal = this machine's CPU time busy and stolen by the hypervisor, as shares of all its CPU time (/proc/stat): steal is the noise of a shared machine, measured.\n\n");
 
     md.push_str(&format!("## Mechanism per arm (published: {wh_note})\n\n"));
-    let arms = super::by_arm(&m, |x| &x.arm, |x| x.complete);
+    let arms = super::by_arm(&m, |x| x.arm.clone(), |x| x.complete);
     let mut rows = vec![];
     let mut arms_json = vec![];
     for (arm, v) in &arms {
@@ -460,27 +451,30 @@ fn regime(m: &[Mech]) -> String {
     s
 }
 
+/// Each arm's complete runs, in first-seen order.
+fn complete_by_arm(runs: &[ArmRun]) -> Vec<(String, Vec<&ArmRun>)> {
+    super::by_arm(runs, ArmRun::arm, |r| r.status() == "complete")
+}
+
 /// Latency per arm and transaction: p50/p95/p99/max of the merged histograms of its complete
 /// runs (older workload.json files without histograms give "–"), and the percentile chart of
 /// New-Order per arm.
 pub fn latency(runs: &[ArmRun]) -> (String, Value, Option<(String, String)>) {
-    let mut per_arm: Vec<(String, BTreeMap<&str, Histogram<u64>>)> = vec![];
-    for r in runs.iter().filter(|r| r.status() == "complete") {
-        let arm = r.arm();
-        let i = match per_arm.iter().position(|(a, _)| *a == arm) {
-            Some(i) => i,
-            None => {
-                per_arm.push((arm, BTreeMap::new()));
-                per_arm.len() - 1
+    let per_arm: Vec<(String, BTreeMap<&str, Histogram<u64>>)> = complete_by_arm(runs)
+        .into_iter()
+        .map(|(arm, rs)| {
+            let mut hs = BTreeMap::new();
+            for r in rs {
+                for t in TXNS {
+                    let b = &r.workload["transactions"][t]["hist_us"];
+                    if b.is_array() {
+                        add_buckets(hs.entry(t).or_insert_with(new_histogram), b);
+                    }
+                }
             }
-        };
-        for t in TXNS {
-            let b = &r.workload["transactions"][*t]["hist_us"];
-            if b.is_array() {
-                add_buckets(per_arm[i].1.entry(t).or_insert_with(new_histogram), b);
-            }
-        }
-    }
+            (arm, hs)
+        })
+        .collect();
     if per_arm.iter().all(|(_, h)| h.is_empty()) {
         return (String::new(), Value::Null, None);
     }
@@ -548,26 +542,26 @@ pub fn latency(runs: &[ArmRun]) -> (String, Value, Option<(String, String)>) {
 /// VUs, summed over its complete runs): on CPU, waiting on an event, or idle waiting for the
 /// driver. The ten largest, and the rest summed.
 pub fn waits(runs: &[ArmRun]) -> (String, Value) {
-    let mut per_arm: Vec<(String, BTreeMap<String, f64>, f64)> = vec![];
-    for r in runs.iter().filter(|r| r.status() == "complete") {
-        let w = &r.workload["wait_events"];
-        let (Some(samples), Some(counts)) = (w["samples"].as_f64(), w["counts"].as_object()) else {
-            continue;
-        };
-        let slots = samples * r.workload["vus"].as_f64().unwrap_or(1.0);
-        let arm = r.arm();
-        let i = match per_arm.iter().position(|(a, _, _)| *a == arm) {
-            Some(i) => i,
-            None => {
-                per_arm.push((arm, BTreeMap::new(), 0.0));
-                per_arm.len() - 1
+    // Per arm: (arm, samples per state summed over its runs, sample slots = samples × VUs).
+    let per_arm: Vec<(String, BTreeMap<String, f64>, f64)> = complete_by_arm(runs)
+        .into_iter()
+        .map(|(arm, rs)| {
+            let (mut counts, mut slots) = (BTreeMap::new(), 0.0);
+            for r in rs {
+                let w = &r.workload["wait_events"];
+                let (Some(samples), Some(c)) = (w["samples"].as_f64(), w["counts"].as_object())
+                else {
+                    continue;
+                };
+                slots += samples * r.workload["vus"].as_f64().unwrap_or(1.0);
+                for (k, v) in c {
+                    *counts.entry(k.clone()).or_default() += v.as_f64().unwrap_or(0.0);
+                }
             }
-        };
-        per_arm[i].2 += slots;
-        for (k, v) in counts {
-            *per_arm[i].1.entry(k.clone()).or_default() += v.as_f64().unwrap_or(0.0);
-        }
-    }
+            (arm, counts, slots)
+        })
+        .filter(|(_, _, slots)| *slots > 0.0)
+        .collect();
     if per_arm.is_empty() {
         return (String::new(), Value::Null);
     }

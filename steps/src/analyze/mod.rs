@@ -228,14 +228,15 @@ impl Stats {
 /// Per arm, in first-seen order: the complete runs among `runs` (`arm` and `complete` read each).
 pub fn by_arm<T>(
     runs: &[T],
-    arm: impl Fn(&T) -> &str,
+    arm: impl Fn(&T) -> String,
     complete: impl Fn(&T) -> bool,
 ) -> Vec<(String, Vec<&T>)> {
     let mut out: Vec<(String, Vec<&T>)> = vec![];
     for r in runs {
-        match out.iter_mut().find(|(a, _)| *a == arm(r)) {
+        let a = arm(r);
+        match out.iter_mut().find(|(x, _)| *x == a) {
             Some((_, v)) => v.push(r),
-            None => out.push((arm(r).to_string(), vec![r])),
+            None => out.push((a, vec![r])),
         }
     }
     for (_, v) in out.iter_mut() {

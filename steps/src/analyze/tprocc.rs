@@ -184,7 +184,7 @@ fn ms_spread(s: Option<Stats>, d: usize) -> String {
 
 pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
     let figs: Vec<RunFigures> = runs.iter().map(figures).collect();
-    let arms = super::by_arm(&figs, |f| &f.arm, |f| f.complete);
+    let arms = super::by_arm(&figs, |f| f.arm.clone(), |f| f.complete);
     let ours_wh = runs.first().and_then(|r| r.workload["warehouses"].as_f64());
     let wh = reference_warehouses(ours_wh);
     let wh_note = match ours_wh {

@@ -45,24 +45,15 @@ fn cgroup_of(pid: i32, version: u8) -> Option<String> {
     })
 }
 
-/// The postmaster and its children (by parent pid in /proc).
+/// The postmaster and its children.
 fn server_pids(postmaster: i32) -> Vec<i32> {
-    let mut pids = vec![postmaster];
-    for e in fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
-            continue;
-        };
-        let Ok(stat) = fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        let ppid = stat
-            .rfind(')')
-            .and_then(|i| stat[i + 2..].split(' ').nth(1)?.parse::<i32>().ok());
-        if ppid == Some(postmaster) {
-            pids.push(pid);
-        }
-    }
-    pids
+    std::iter::once(postmaster)
+        .chain(
+            super::procfs::children(postmaster)
+                .into_iter()
+                .map(|(pid, _)| pid),
+        )
+        .collect()
 }
 
 fn move_pids(procs: &Path, pids: &[i32]) -> Result<(), String> {

@@ -7,6 +7,7 @@ pub mod compose;
 pub mod embedded;
 pub mod external;
 pub mod memlimit;
+pub mod procfs;
 
 use std::path::PathBuf;
 
