@@ -11,9 +11,10 @@ use anyhow::{bail, Context, Result};
 use serde_json::json;
 
 use crate::ctx::Ctx;
-use crate::experiment::{check_fillfactor, for_run};
-use crate::rundir::{write_json_atomic, RunDir};
+use crate::io::write_json_atomic;
+use crate::rundir::RunDir;
 use crate::server::{ident, Server};
+use crate::study::check_fillfactor;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -41,7 +42,8 @@ fn reloptions(c: &mut postgres::Client, rel: &str) -> Result<(String, Option<i32
 }
 
 fn apply(ctx: &Ctx, rd: &RunDir, db: &str) -> Result<()> {
-    let (study, _size, arm) = for_run(ctx, rd)?;
+    let plan = rd.plan()?;
+    let arm = &plan.arm;
     let server = Server::ensure(ctx)?;
     let mut c = server.connect(db)?;
     let mut rels: BTreeMap<String, serde_json::Value> = BTreeMap::new();
@@ -66,7 +68,7 @@ fn apply(ctx: &Ctx, rd: &RunDir, db: &str) -> Result<()> {
         );
     }
     // The rewrite list is the same in every arm, so every arm starts from freshly packed pages.
-    for t in &study.rewrite {
+    for t in &plan.rewrite {
         let t0 = Instant::now();
         c.batch_execute(&format!("VACUUM FULL {}", ident(t)))
             .with_context(|| format!("rewriting {t} with VACUUM FULL"))?;
@@ -77,7 +79,7 @@ fn apply(ctx: &Ctx, rd: &RunDir, db: &str) -> Result<()> {
         entry["rewrite_s"] = json!(secs);
         eprintln!("hotlab: VACUUM FULL {t}: {secs:.2} s");
     }
-    for t in &study.rewrite {
+    for t in &plan.rewrite {
         c.batch_execute(&format!("VACUUM ANALYZE {}", ident(t)))
             .with_context(|| format!("VACUUM ANALYZE {t}"))?;
     }

@@ -12,9 +12,9 @@ use serde_json::json;
 use sha2::{Digest, Sha256};
 
 use crate::ctx::Ctx;
-use crate::experiment::{for_run, Workload};
 use crate::rundir::{slug, RunDir};
 use crate::server::{ident, DbState, Server};
+use crate::study::Size;
 use crate::workload::{spv, tprocc};
 
 /// Bumped whenever a loader changes what it writes, so old templates are not reused.
@@ -42,9 +42,9 @@ pub struct Loader {
 }
 
 impl Loader {
-    pub fn for_size(workload: Workload, size: &crate::experiment::Size) -> Result<Loader> {
-        Ok(match workload {
-            Workload::Spv => {
+    pub fn for_size(size: &Size) -> Result<Loader> {
+        Ok(match size {
+            Size::Spv(size) => {
                 let shape = spv::Shape::of(size)?;
                 Loader {
                     workload: "spv",
@@ -53,7 +53,7 @@ impl Loader {
                     tprocc: None,
                 }
             }
-            Workload::Tprocc => {
+            Size::Tprocc(size) => {
                 let shape = tprocc::Shape::of(size)?;
                 Loader {
                     workload: "tprocc",
@@ -102,23 +102,15 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
 }
 
 fn build(ctx: &Ctx, rd: &RunDir, args: &Args) -> Result<()> {
-    let (study, size, _arm) = for_run(ctx, rd)?;
+    let plan = rd.plan()?;
     let started = Instant::now();
     let server = Server::ensure(ctx)?;
-    let mut settings = study.server.clone();
-    settings.extend(size.server.clone());
-    let changed = server.apply_settings(&settings)?;
+    let changed = server.apply_settings(&plan.server_settings)?;
     rd.set_meta("server", server.describe()?)?;
-    let loader = Loader::for_size(study.workload, &size)?;
+    let loader = Loader::for_size(plan.size()?)?;
     std::fs::write(rd.file("ddl.sql"), &loader.ddl)?;
     let (template, reused) = ensure_template(&server, &loader, args.no_template)?;
-    let meta = rd.meta()?;
-    let db = format!(
-        "hotlab_{}_{}",
-        slug(&study.name),
-        slug(meta["run"].as_str().unwrap_or("arm"))
-    )
-    .to_lowercase();
+    let db = format!("hotlab_{}_{}", slug(&plan.study), slug(&plan.run)).to_lowercase();
     server.drop_own_database(&db)?;
     let t = Instant::now();
     server.create_own_database(&db, Some(&template))?;

@@ -7,9 +7,10 @@ use std::path::PathBuf;
 use anyhow::{bail, Result};
 
 use crate::ctx::Ctx;
-use crate::experiment::{for_run, Workload};
-use crate::rundir::{write_json_atomic, RunDir};
+use crate::io::write_json_atomic;
+use crate::rundir::RunDir;
 use crate::server::Server;
+use crate::study::Size;
 use crate::workload::tprocc;
 
 #[derive(clap::Args, Debug)]
@@ -22,14 +23,14 @@ pub struct Args {
 pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     let rd = RunDir::open(&args.run)?;
     let db = rd.database()?;
-    let (study, size, _) = for_run(ctx, &rd)?;
-    if study.workload != Workload::Tprocc {
+    let plan = rd.plan()?;
+    let Size::Tprocc(size) = plan.size()? else {
         bail!(
             "check verifies TPROC-C consistency, but {db} is a {:?} database; its run writes its own check.json",
-            study.workload
+            plan.workload
         );
-    }
-    let shape = tprocc::Shape::of(&size)?;
+    };
+    let shape = tprocc::Shape::of(size)?;
     rd.step("check", || {
         let server = Server::ensure(ctx)?;
         let mut c = server.connect(&db)?;

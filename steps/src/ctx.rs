@@ -3,8 +3,33 @@
 
 use std::path::{Path, PathBuf};
 
+use anyhow::{bail, Result};
+use serde::Serialize;
+
 use crate::env;
-use crate::server::BackendKind;
+
+/// Which server the steps use (`HOTLAB_BACKEND`); `server/` implements each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendKind {
+    Embedded,
+    Compose,
+    External,
+}
+
+impl BackendKind {
+    pub fn from_env() -> Result<BackendKind> {
+        match env::var(env::BACKEND).as_deref() {
+            None | Some("embedded") => Ok(BackendKind::Embedded),
+            Some("compose") => Ok(BackendKind::Compose),
+            Some("external") => Ok(BackendKind::External),
+            Some(other) => bail!(
+                "unknown backend {other:?} in {}; use embedded, compose or external",
+                env::BACKEND
+            ),
+        }
+    }
+}
 
 #[derive(Debug, Clone)]
 pub struct Ctx {

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use anyhow::Result;
 
 use crate::ctx::Ctx;
-use crate::experiment::PlanArgs;
 use crate::rundir::create_sweep;
+use crate::study::PlanArgs;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {

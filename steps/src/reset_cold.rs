@@ -21,9 +21,10 @@ use std::time::Instant;
 use anyhow::Result;
 use serde_json::{json, Value};
 
-use crate::ctx::{is_root, Ctx};
-use crate::rundir::{now_rfc3339, RunDir};
-use crate::server::{compose, BackendKind, DbState, Server};
+use crate::ctx::{is_root, BackendKind, Ctx};
+use crate::io::now_rfc3339;
+use crate::rundir::RunDir;
+use crate::server::{compose, DbState, Server};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -276,20 +277,22 @@ fn fstrim(data: &Path) -> String {
     if !is_root() {
         return "skipped: needs root".into();
     }
-    let mount = std::process::Command::new("findmnt")
-        .args(["-n", "-o", "TARGET", "--target"])
-        .arg(data)
-        .output();
-    let Ok(mount) = mount else {
+    let Ok(sh) = crate::proc::shell() else {
+        return "skipped: no shell".into();
+    };
+    let Ok(target) = xshell::cmd!(sh, "findmnt -n -o TARGET --target {data}")
+        .quiet()
+        .ignore_stderr()
+        .read()
+    else {
         return "skipped: findmnt not available".into();
     };
-    let target = String::from_utf8_lossy(&mount.stdout).trim().to_string();
     if target.is_empty() {
         return "skipped: mount point not found".into();
     }
-    match std::process::Command::new("fstrim")
-        .arg("-v")
-        .arg(&target)
+    match xshell::cmd!(sh, "fstrim -v {target}")
+        .quiet()
+        .ignore_status()
         .output()
     {
         Ok(o) if o.status.success() => {

@@ -14,10 +14,12 @@ use anyhow::{bail, Context, Result};
 use serde_json::json;
 
 use crate::ctx::Ctx;
-use crate::experiment::{for_run, Workload};
-use crate::rundir::{catch_interrupts, interrupted, write_json_atomic, CsvAppender, RunDir};
+use crate::interrupt::{catch_interrupts, interrupted};
+use crate::io::{write_json_atomic, CsvAppender};
+use crate::rundir::RunDir;
 use crate::server::Server;
 use crate::snapshot::Sampler;
+use crate::study::{ArmPlan, Size, SpvSize, TproccSize};
 use crate::workload::{pgbench, spv, tprocc};
 
 pub const WORKLOAD_HEADER: &[&str] = &[
@@ -64,19 +66,21 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     }
     catch_interrupts();
     rd.step("run", || {
-        let (study, mut size, _arm) = for_run(ctx, &rd)?;
-        if let Some(v) = args.vus {
-            size.vus = Some(v);
-        }
-        if let Some(r) = args.rampup {
-            size.rampup_s = Some(r);
-        }
-        if let Some(d) = args.duration {
-            size.duration_s = Some(d);
-        }
-        match study.workload {
-            Workload::Spv => run_spv(ctx, &rd, &db, &size),
-            Workload::Tprocc => run_tprocc(ctx, &rd, &db, &size),
+        let plan = rd.plan()?;
+        match plan.size()?.clone() {
+            Size::Spv(size) => run_spv(ctx, &rd, &db, &size),
+            Size::Tprocc(mut size) => {
+                if let Some(v) = args.vus {
+                    size.vus = Some(v);
+                }
+                if let Some(r) = args.rampup {
+                    size.rampup_s = Some(r);
+                }
+                if let Some(d) = args.duration {
+                    size.duration_s = Some(d);
+                }
+                run_tprocc(ctx, &rd, &plan, &db, &size)
+            }
         }
     })
 }
@@ -125,7 +129,7 @@ fn wait_for_backends(c: &mut postgres::Client, db: &str) -> Result<()> {
     }
 }
 
-fn run_spv(ctx: &Ctx, rd: &RunDir, db: &str, size: &crate::experiment::Size) -> Result<()> {
+fn run_spv(ctx: &Ctx, rd: &RunDir, db: &str, size: &SpvSize) -> Result<()> {
     let shape = spv::Shape::of(size)?;
     let server = Server::ensure(ctx)?;
     let script = rd.file("workload.pgbench");
@@ -136,7 +140,7 @@ fn run_spv(ctx: &Ctx, rd: &RunDir, db: &str, size: &crate::experiment::Size) -> 
 
     let mut sampler = Sampler::new(&server, db, rd)?;
     sampler.take("measured")?;
-    let every = Duration::from_secs_f64(size.snapshot_every_s.unwrap_or(1.0));
+    let every = Duration::from_secs_f64(shape.snapshot_every_s);
     let stop = Arc::new(AtomicBool::new(false));
     let sampling = start_sampler(sampler, every, stop.clone());
 
@@ -183,11 +187,7 @@ fn run_spv(ctx: &Ctx, rd: &RunDir, db: &str, size: &crate::experiment::Size) -> 
         _ => summary.wall_s,
     };
     let statements_per_s = summary.transactions as f64 / duration_s;
-    let version = std::process::Command::new(server.bin("pgbench"))
-        .arg("--version")
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .ok();
+    let version = crate::proc::version(&server.bin("pgbench"));
     write_json_atomic(
         &rd.file("workload.json"),
         &json!({
@@ -251,15 +251,15 @@ fn run_spv(ctx: &Ctx, rd: &RunDir, db: &str, size: &crate::experiment::Size) -> 
 /// what was applied, or why not.
 fn confine(
     server: &Server,
-    size: &crate::experiment::Size,
+    ram: Option<&str>,
 ) -> Result<(
     Option<crate::server::memlimit::Confinement>,
     serde_json::Value,
 )> {
-    let Some(ram) = &size.ram else {
+    let Some(ram) = ram else {
         return Ok((None, serde_json::Value::Null));
     };
-    let bytes = (crate::scale::parse_kb(ram)? * 1024.0) as u64;
+    let bytes = (crate::study::scale::parse_kb(ram)? * 1024.0) as u64;
     let pid = server.embedded.as_ref().and_then(|e| e.pid());
     let outcome = match pid {
         None => Err(format!(
@@ -290,7 +290,7 @@ fn confine(
     })
 }
 
-fn run_tprocc(ctx: &Ctx, rd: &RunDir, db: &str, size: &crate::experiment::Size) -> Result<()> {
+fn run_tprocc(ctx: &Ctx, rd: &RunDir, plan: &ArmPlan, db: &str, size: &TproccSize) -> Result<()> {
     let shape = tprocc::Shape::of(size)?;
     let server = Server::ensure(ctx)?;
     tprocc::check_database(&mut server.connect(db)?, db, shape.profile)?;
@@ -304,7 +304,7 @@ fn run_tprocc(ctx: &Ctx, rd: &RunDir, db: &str, size: &crate::experiment::Size) 
         shape.rampup_s,
         shape.duration_s
     );
-    let (limit, mut memory_limit) = confine(&server, size)?;
+    let (limit, mut memory_limit) = confine(&server, size.ram.as_deref())?;
     if !memory_limit.is_null() {
         rd.set_meta("memory_limit", memory_limit.clone())?;
     }
@@ -319,24 +319,12 @@ fn run_tprocc(ctx: &Ctx, rd: &RunDir, db: &str, size: &crate::experiment::Size) 
     let out = out?;
     write_json_atomic(&rd.file("workload.json"), &out.json)?;
     // A complete run of a scale model tells the next `init` how fast this machine churns.
-    let meta = rd.meta()?;
-    if !meta["scale"].is_null() && out.json["interrupted"] == false {
-        if let Some(nopm) = out.json["nopm"].as_f64().filter(|n| *n > 0.0) {
-            let key = crate::churn::key(
-                meta["study"].as_str().unwrap_or(""),
-                meta["size"].as_str().unwrap_or(""),
-                shape.warehouses,
-                shape.vus,
-            );
-            crate::churn::record(&ctx.home, &key, nopm / shape.warehouses as f64)?;
-        }
+    if plan.scale.is_some() && !out.interrupted && out.nopm > 0.0 {
+        let key = crate::churn::key(&plan.study, &plan.size, shape.warehouses, shape.vus);
+        crate::churn::record(&ctx.home, &key, out.nopm / shape.warehouses as f64)?;
     }
     wait_for_backends(sampler.client(), db)?;
     sampler.take("post")?;
-    eprintln!(
-        "hotlab: NOPM {:.0}, TPM {:.0}",
-        out.json["nopm"].as_f64().unwrap_or(0.0),
-        out.json["tpm"].as_f64().unwrap_or(0.0)
-    );
+    eprintln!("hotlab: NOPM {:.0}, TPM {:.0}", out.nopm, out.tpm);
     Ok(())
 }

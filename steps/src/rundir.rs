@@ -1,123 +1,18 @@
-//! The run directory, hotlab's stable contract (README, "Where results go and how to read them"): creating a sweep with its arm
-//! directories, meta.json and its status, atomic JSON writes, and append-only CSV files that are
-//! flushed row by row. Reads and writes only under `data/runs/`.
+//! The run directory, hotlab's stable contract (ARCHITECTURE.md, "The run directory"): creating a
+//! sweep with its arm directories, each arm's meta.json (the typed plan `init` resolved, the
+//! status, what each step recorded). Reads and writes only under `data/runs/`.
 
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{bail, Context, Result};
-use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::ctx::{project_root, Ctx};
-use crate::experiment::{Arm, Plan};
-
-/// Writes JSON to a temporary file and renames it into place.
-pub fn write_json_atomic<T: Serialize + ?Sized>(path: &Path, value: &T) -> Result<()> {
-    let tmp = path.with_extension(format!("json.tmp{}", std::process::id()));
-    let text = serde_json::to_string_pretty(value)? + "\n";
-    fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
-    fs::rename(&tmp, path).with_context(|| format!("renaming into {}", path.display()))?;
-    Ok(())
-}
-
-pub fn read_json(path: &Path) -> Result<Value> {
-    let text = fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))
-}
-
-/// Quotes a CSV field when it needs it.
-pub fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
-/// An append-only CSV file: the header is written once, every row is flushed as it is added.
-pub struct CsvAppender {
-    file: fs::File,
-}
-
-impl CsvAppender {
-    pub fn open(path: &Path, header: &[&str]) -> Result<CsvAppender> {
-        if let Some(dir) = path.parent() {
-            fs::create_dir_all(dir)?;
-        }
-        let new = !path.exists() || fs::metadata(path)?.len() == 0;
-        let mut file = fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .with_context(|| format!("opening {}", path.display()))?;
-        if new {
-            writeln!(file, "{}", header.join(","))?;
-        } else {
-            // Only the header line: the file may be large.
-            let mut first = String::new();
-            std::io::BufRead::read_line(
-                &mut std::io::BufReader::new(fs::File::open(path)?),
-                &mut first,
-            )?;
-            let first = first.trim_end().to_string();
-            if first != header.join(",") {
-                bail!(
-                    "{} has columns {first:?}, expected {:?}; it was written by another hotlab version",
-                    path.display(),
-                    header.join(",")
-                );
-            }
-        }
-        Ok(CsvAppender { file })
-    }
-
-    pub fn row<S: AsRef<str>>(&mut self, fields: &[S]) -> Result<()> {
-        let line: Vec<String> = fields.iter().map(|f| csv_field(f.as_ref())).collect();
-        writeln!(self.file, "{}", line.join(","))?;
-        self.file.flush()?;
-        Ok(())
-    }
-
-    /// Many rows, one write and one flush.
-    pub fn rows(&mut self, rows: &[Vec<String>]) -> Result<()> {
-        let mut buf = String::new();
-        for r in rows {
-            let line: Vec<String> = r.iter().map(|f| csv_field(f)).collect();
-            buf.push_str(&line.join(","));
-            buf.push('\n');
-        }
-        self.file.write_all(buf.as_bytes())?;
-        self.file.flush()?;
-        Ok(())
-    }
-}
-
-/// Set by SIGINT/SIGTERM: long steps stop, write what they have, and mark the run interrupted.
-pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_signal(_: libc::c_int) {
-    INTERRUPTED.store(true, Ordering::SeqCst);
-}
-
-/// Installs the Ctrl-C handler (once per process).
-pub fn catch_interrupts() {
-    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
-    unsafe {
-        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
-        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
-    }
-}
-
-pub fn interrupted() -> bool {
-    INTERRUPTED.load(Ordering::SeqCst)
-}
-
-pub fn now_rfc3339() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
+use crate::ctx::Ctx;
+use crate::host::{host_info, hotlab_info};
+use crate::interrupt::interrupted;
+use crate::io::{now_rfc3339, read_json, write_json_atomic};
+use crate::study::{ArmPlan, Plan};
 
 /// One arm of a sweep: the directory every step of that arm reads and writes.
 #[derive(Debug, Clone)]
@@ -154,22 +49,30 @@ impl RunDir {
         write_json_atomic(&self.file("meta.json"), &m)
     }
 
-    pub fn study_name(&self) -> Result<String> {
-        Ok(self.meta()?["study"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string())
+    /// The plan `init` resolved for this arm, read once by each step. Refuses a run directory
+    /// written before plans were typed (only `analyze` reads those, through `plan_any`).
+    pub fn plan(&self) -> Result<ArmPlan> {
+        let p = self.plan_any()?;
+        if p.plan_version < ArmPlan::VERSION {
+            bail!(
+                "{} was created by an older hotlab (no resolved plan in meta.json); create a new run with `cargo xtask init --study {}`",
+                self.path.display(),
+                p.study
+            );
+        }
+        p.size()?;
+        Ok(p)
     }
 
-    pub fn size_name(&self) -> Result<String> {
-        Ok(self.meta()?["size"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string())
-    }
-
-    pub fn arm(&self) -> Result<Arm> {
-        Ok(serde_json::from_value(self.meta()?["arm"].clone())?)
+    /// The plan of any run directory, old ones included (their missing parts empty).
+    pub fn plan_any(&self) -> Result<ArmPlan> {
+        let meta = self.meta()?;
+        let mut p: ArmPlan = serde_json::from_value(meta)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", self.file("meta.json").display()))?;
+        if p.sweep_table.is_none() {
+            p.sweep_table = swept_table(&self.path);
+        }
+        Ok(p)
     }
 
     /// The database this arm measures (set by build).
@@ -236,50 +139,6 @@ impl RunDir {
     }
 }
 
-/// What the host is: CPU, cores, memory, kernel.
-pub fn host_info() -> Value {
-    let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let cpu = cpuinfo
-        .lines()
-        .find(|l| l.starts_with("model name"))
-        .and_then(|l| l.split_once(':'))
-        .map(|(_, v)| v.trim().to_string());
-    let cores = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(0);
-    let mem_kb: Option<u64> = fs::read_to_string("/proc/meminfo")
-        .unwrap_or_default()
-        .lines()
-        .find(|l| l.starts_with("MemTotal"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok());
-    let kernel = fs::read_to_string("/proc/sys/kernel/osrelease")
-        .map(|s| s.trim().to_string())
-        .ok();
-    let hostname = fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|s| s.trim().to_string())
-        .ok();
-    json!({
-        "hostname": hostname,
-        "cpu": cpu,
-        "cores": cores,
-        "memory_bytes": mem_kb.map(|k| k * 1024),
-        "kernel": kernel,
-    })
-}
-
-/// hotlab's version and git revision.
-pub fn hotlab_info() -> Value {
-    let rev = std::process::Command::new("git")
-        .args(["rev-parse", "--short=12", "HEAD"])
-        .current_dir(project_root())
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
-    json!({ "version": env!("CARGO_PKG_VERSION"), "git": rev })
-}
-
 /// Makes a label safe for a directory name.
 pub fn slug(s: &str) -> String {
     s.chars()
@@ -341,24 +200,19 @@ pub fn create_sweep(
     for (name, arm) in order {
         let d = path.join(&name);
         fs::create_dir_all(d.join("snapshots"))?;
-        write_json_atomic(
-            &d.join("meta.json"),
-            &json!({
-                "status": "pending",
-                "hotlab": hotlab_info(),
-                "host": host_info(),
-                "study": plan.study.name,
-                "workload": plan.study.workload,
-                "size": plan.size_name,
-                "size_spec": plan.size,
-                "scale": plan.scale.as_ref().map(|d| d.json()),
-                "arm": arm,
-                "run": name,
-                "start": null,
-                "end": null,
-                "steps": {},
-            }),
-        )?;
+        let mut meta = serde_json::to_value(plan.arm_plan(&name, &arm))?;
+        let extra = json!({
+            "status": "pending",
+            "hotlab": hotlab_info(),
+            "host": host_info(),
+            "start": null,
+            "end": null,
+            "steps": {},
+        });
+        for (k, v) in extra.as_object().expect("an object") {
+            meta[k] = v.clone();
+        }
+        write_json_atomic(&d.join("meta.json"), &meta)?;
         dirs.push(RunDir { path: d });
     }
     Ok((path, dirs))

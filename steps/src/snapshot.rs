@@ -12,7 +12,8 @@ use anyhow::{bail, Context, Result};
 use serde_json::Value;
 
 use crate::ctx::Ctx;
-use crate::rundir::{now_rfc3339, CsvAppender, RunDir};
+use crate::io::{now_rfc3339, CsvAppender};
+use crate::rundir::RunDir;
 use crate::server::{procfs, Server};
 
 pub const TABLES_HEADER: &[&str] = &[

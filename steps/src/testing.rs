@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
+use crate::ctx::BackendKind;
 use crate::ctx::{default_home, project_root, Ctx};
-use crate::server::BackendKind;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -63,44 +63,46 @@ pub fn env_of(ctx: &Ctx) -> Vec<(String, String)> {
     ]
 }
 
-/// One arm's whole cold cycle, as `just arm` runs it: reset-cold, build, apply-fillfactor,
-/// reset-cold, a `pre` snapshot, run, vacuum-timing.
+/// One arm's whole cold cycle: the justfile's own `arm` recipe (reset-cold, build,
+/// apply-fillfactor, reset-cold, a `pre` snapshot, run, vacuum-timing), run by `just` with the
+/// xtask binary this `cargo test` built (`HOTLAB_XTASK`), so the tests exercise the recipe users
+/// run rather than a copy of it.
 pub fn arm_cycle(ctx: &Ctx, dir: &Path) -> anyhow::Result<()> {
-    use crate::{apply_fillfactor, build, reset_cold, run, snapshot, vacuum_timing};
-    let run = dir.to_path_buf();
-    reset_cold::run(
-        ctx,
-        &reset_cold::Args {
-            run: Some(run.clone()),
-        },
-    )?;
-    build::run(
-        ctx,
-        &build::Args {
-            run: run.clone(),
-            no_template: false,
-        },
-    )?;
-    apply_fillfactor::run(ctx, &apply_fillfactor::Args { run: run.clone() })?;
-    reset_cold::run(
-        ctx,
-        &reset_cold::Args {
-            run: Some(run.clone()),
-        },
-    )?;
-    snapshot::run(
-        ctx,
-        &snapshot::Args {
-            run: run.clone(),
-            phase: "pre".into(),
-        },
-    )?;
-    run::run(
-        ctx,
-        &run::Args {
-            run: run.clone(),
-            ..Default::default()
-        },
-    )?;
-    vacuum_timing::run(ctx, &vacuum_timing::Args { run })
+    let xtask = xtask_binary()?;
+    let sh = crate::proc::shell()?;
+    sh.change_dir(project_root());
+    if xshell::cmd!(sh, "just --version").quiet().read().is_err() {
+        anyhow::bail!(
+            "the tests run `just arm`, and just is not on PATH; install it: cargo install just"
+        );
+    }
+    xshell::cmd!(sh, "just arm {dir}")
+        .envs(env_of(ctx))
+        .env(crate::env::XTASK, &xtask)
+        .quiet()
+        .run()
+        .map_err(|e| anyhow::anyhow!("just arm {}: {e}", dir.display()))
+}
+
+/// The xtask binary of this build profile (`target/<profile>/xtask`, beside the test binary's
+/// `deps/`), refused when missing or older than the test binary.
+pub fn xtask_binary() -> anyhow::Result<PathBuf> {
+    let exe = std::env::current_exe()?;
+    let profile_dir = exe
+        .parent()
+        .and_then(|d| d.parent())
+        .ok_or_else(|| anyhow::anyhow!("no target directory above {}", exe.display()))?;
+    let bin = profile_dir.join("xtask");
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    match (modified(&bin), modified(&exe)) {
+        (None, _) => anyhow::bail!(
+            "{} is missing; run the workspace's tests (`cargo test`) or `cargo build -p xtask` first",
+            bin.display()
+        ),
+        (Some(b), Some(e)) if b + std::time::Duration::from_secs(600) < e => anyhow::bail!(
+            "{} is older than this test binary; run `cargo build -p xtask` (or the whole `cargo test`)",
+            bin.display()
+        ),
+        _ => Ok(bin),
+    }
 }

@@ -10,8 +10,8 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 
 use crate::ctx::Ctx;
-use crate::experiment::for_run;
-use crate::rundir::{CsvAppender, RunDir};
+use crate::io::CsvAppender;
+use crate::rundir::RunDir;
 use crate::server::{ident, Server};
 use crate::snapshot::Sampler;
 
@@ -38,7 +38,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     let rd = RunDir::open(&args.run)?;
     let db = rd.database()?;
     rd.step("vacuum-timing", || {
-        let (study, _, _) = for_run(ctx, &rd)?;
+        let plan = rd.plan()?;
         let server = Server::ensure(ctx)?;
         let notices = Arc::new(Mutex::new(Vec::<String>::new()));
         let sink = notices.clone();
@@ -49,8 +49,8 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             .context("connecting for VACUUM")?;
         let mut csv = CsvAppender::open(&rd.file("vacuum.csv"), VACUUM_HEADER)?;
         // In a sweep, the swept table is timed too: the ladder shows its VACUUM seconds.
-        let mut tables = study.vacuum_timing.clone();
-        if let Some(t) = crate::rundir::swept_table(&rd.path) {
+        let mut tables = plan.vacuum_timing.clone();
+        if let Some(t) = plan.sweep_table.clone() {
             if !tables.contains(&t) {
                 tables.push(t);
             }

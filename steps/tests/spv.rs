@@ -2,8 +2,9 @@
 //! Asserts the effects the article reports (more HOT and less WAL at fillfactor 50 than 100),
 //! the run directory contract, cold resets, and that the server does not run as root.
 
-use steps::experiment::PlanArgs;
-use steps::rundir::{create_sweep, find_arm_dirs, read_json, RunDir};
+use steps::io::read_json;
+use steps::rundir::{create_sweep, find_arm_dirs, RunDir};
+use steps::study::PlanArgs;
 use steps::{analyze, testing};
 
 #[test]

@@ -1,46 +1,13 @@
-//! Tidy: every `cargo xtask` subcommand has a justfile recipe, the compose file keeps the
-//! server on loopback with scram and the same settings as the embedded one, every source file
-//! opens with a `//!` doc, and the code is formatted and clippy-clean.
+//! Tidy: modules import one way (no cycle, nothing upward of the layers in `lib.rs`), the compose
+//! file keeps the server on loopback with scram and the same settings as the embedded one, every
+//! source file opens with a `//!` doc, and the code is formatted and clippy-clean. (Subcommands
+//! against justfile recipes: `xtask/tests/recipes.rs`.)
 
-use std::path::PathBuf;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 
 fn root() -> PathBuf {
     steps::ctx::project_root()
-}
-
-#[test]
-fn every_subcommand_has_a_recipe() {
-    let main = std::fs::read_to_string(root().join("xtask/src/main.rs")).unwrap();
-    let just = std::fs::read_to_string(root().join("justfile")).unwrap();
-    // Variants of `enum Step` in CamelCase → kebab-case subcommands.
-    let body = main
-        .split("enum Step {")
-        .nth(1)
-        .unwrap()
-        .split("\n}")
-        .next()
-        .unwrap();
-    let mut n = 0;
-    for line in body.lines() {
-        let t = line.trim();
-        if t.starts_with("///") || t.is_empty() {
-            continue;
-        }
-        let name: String = t.split('(').next().unwrap().to_string();
-        let mut kebab = String::new();
-        for (i, c) in name.chars().enumerate() {
-            if c.is_uppercase() && i > 0 {
-                kebab.push('-');
-            }
-            kebab.push(c.to_ascii_lowercase());
-        }
-        assert!(
-            just.lines().any(|l| l.starts_with(&format!("{kebab} ")) || l.starts_with(&format!("{kebab}:"))),
-            "no justfile recipe for `cargo xtask {kebab}`"
-        );
-        n += 1;
-    }
-    assert!(n >= 9, "found only {n} subcommands");
 }
 
 #[test]
@@ -117,5 +84,331 @@ fn clippy_is_clean() {
         out.status.success(),
         "fix clippy's findings:\n{}",
         String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The layers of `steps/src/lib.rs`, bottom first: a module may import its own layer's modules
+/// below it in this list and any lower layer, never a higher one.
+const LAYERS: &[&[&str]] = &[
+    &["env"],
+    &["ctx"],
+    &["io", "interrupt", "stats"],
+    &["proc", "host", "churn"],
+    &["study"],
+    &["rundir"],
+    &["server"],
+    &["snapshot"],
+    &["workload"],
+    &[
+        "init",
+        "reset_cold",
+        "build",
+        "apply_fillfactor",
+        "run",
+        "vacuum_timing",
+        "check",
+        "analyze",
+    ],
+    &["bench"],
+    &["testing"],
+];
+
+/// Module path of a source file: `study/scale.rs` → `study::scale`, `server/mod.rs` → `server`.
+fn module_of(src: &Path, file: &Path) -> String {
+    let rel = file.strip_prefix(src).unwrap().with_extension("");
+    let mut parts: Vec<String> = rel
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    if parts.last().is_some_and(|l| l == "mod") {
+        parts.pop();
+    }
+    parts.join("::")
+}
+
+/// Source without comments, string literals and `#[cfg(test)]` modules.
+fn code_of(text: &str) -> String {
+    let text = text.split("#[cfg(test)]").next().unwrap_or("");
+    let mut out = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '/' if chars.peek() == Some(&'/') => {
+                for c in chars.by_ref() {
+                    if c == '\n' {
+                        out.push('\n');
+                        break;
+                    }
+                }
+            }
+            '"' => {
+                while let Some(c) = chars.next() {
+                    if c == '\\' {
+                        chars.next();
+                    } else if c == '"' {
+                        break;
+                    }
+                }
+                out.push_str("\"\"");
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// The crate modules a file's code names: `crate::a::b`, `crate::{a, b::c}`, `super::x`.
+fn imports_of(module: &str, code: &str, modules: &BTreeSet<String>) -> BTreeSet<String> {
+    let mut paths = vec![];
+    let mut rest = code;
+    while let Some(i) = rest.find("crate::") {
+        rest = &rest[i + 7..];
+        if let Some(group) = rest.strip_prefix('{') {
+            // One level of grouping is enough for this code base.
+            let end = group
+                .find("};")
+                .or_else(|| group.find('}'))
+                .unwrap_or(group.len());
+            let mut depth = 0;
+            let mut cur = String::new();
+            for ch in group[..end].chars() {
+                match ch {
+                    '{' => depth += 1,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => paths.push(std::mem::take(&mut cur)),
+                    _ if depth == 0 => cur.push(ch),
+                    _ => {}
+                }
+            }
+            paths.push(cur);
+        } else {
+            let p: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+                .collect();
+            paths.push(p);
+        }
+    }
+    let parent: Vec<&str> = module.split("::").collect();
+    let mut sup = code;
+    while let Some(i) = sup.find("super::") {
+        sup = &sup[i + 7..];
+        let p: String = sup
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+            .collect();
+        let base = parent[..parent.len().saturating_sub(1)].join("::");
+        paths.push(if base.is_empty() {
+            p
+        } else {
+            format!("{base}::{p}")
+        });
+    }
+    // Paths relative to this module: its own submodules (`size::Size` in `study/mod.rs`).
+    let prefix = format!("{module}::");
+    for child in modules.iter().filter_map(|m| m.strip_prefix(&prefix)) {
+        if child.contains("::") {
+            continue;
+        }
+        let needle = format!("{child}::");
+        let mut at = 0;
+        while let Some(i) = code[at..].find(&needle) {
+            let start = at + i;
+            let before = code[..start].chars().next_back();
+            if !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+                paths.push(format!("{module}::{child}"));
+            }
+            at = start + needle.len();
+        }
+    }
+    let mut out = BTreeSet::new();
+    for p in paths {
+        let segs: Vec<&str> = p.trim().split("::").filter(|s| !s.is_empty()).collect();
+        // The longest prefix that is a module.
+        for n in (1..=segs.len()).rev() {
+            let cand = segs[..n].join("::");
+            if modules.contains(&cand) {
+                if cand != module {
+                    out.insert(cand);
+                }
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// Every module of `steps/src` and the modules it imports.
+fn import_graph() -> BTreeMap<String, BTreeSet<String>> {
+    let src = root().join("steps/src");
+    let mut files = vec![];
+    let mut stack = vec![src.clone()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs") && !p.ends_with("lib.rs") {
+                files.push(p);
+            }
+        }
+    }
+    let modules: BTreeSet<String> = files.iter().map(|f| module_of(&src, f)).collect();
+    files
+        .iter()
+        .map(|f| {
+            let m = module_of(&src, f);
+            let code = code_of(&std::fs::read_to_string(f).unwrap());
+            let deps = imports_of(&m, &code, &modules);
+            (m, deps)
+        })
+        .collect()
+}
+
+/// Strongly connected sets of more than one module (Tarjan).
+fn cycles(g: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
+    struct T<'a> {
+        g: &'a BTreeMap<String, BTreeSet<String>>,
+        index: BTreeMap<&'a str, usize>,
+        low: BTreeMap<&'a str, usize>,
+        stack: Vec<&'a str>,
+        on: BTreeSet<&'a str>,
+        out: Vec<Vec<String>>,
+    }
+    fn visit<'a>(t: &mut T<'a>, v: &'a str) {
+        let i = t.index.len();
+        t.index.insert(v, i);
+        t.low.insert(v, i);
+        t.stack.push(v);
+        t.on.insert(v);
+        for w in t.g.get(v).into_iter().flatten() {
+            let w = w.as_str();
+            if !t.index.contains_key(w) {
+                visit(t, w);
+                let lw = t.low[w];
+                let lv = t.low.get_mut(v).unwrap();
+                *lv = (*lv).min(lw);
+            } else if t.on.contains(w) {
+                let iw = t.index[w];
+                let lv = t.low.get_mut(v).unwrap();
+                *lv = (*lv).min(iw);
+            }
+        }
+        if t.low[v] == t.index[v] {
+            let mut comp = vec![];
+            while let Some(w) = t.stack.pop() {
+                t.on.remove(w);
+                comp.push(w.to_string());
+                if w == v {
+                    break;
+                }
+            }
+            if comp.len() > 1 {
+                comp.sort();
+                t.out.push(comp);
+            }
+        }
+    }
+    let mut t = T {
+        g,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: vec![],
+        on: BTreeSet::new(),
+        out: vec![],
+    };
+    for v in g.keys() {
+        if !t.index.contains_key(v.as_str()) {
+            visit(&mut t, v);
+        }
+    }
+    t.out
+}
+
+fn layer_of(module: &str) -> Option<usize> {
+    let top = module.split("::").next().unwrap();
+    LAYERS.iter().position(|l| l.contains(&top))
+}
+
+/// The graph between units: a module and its submodules are one unit, so an edge counts at the
+/// level where its two ends part (`analyze::tprocc -> analyze::charts` is an edge between
+/// siblings; `analyze::spv -> analyze` is a child using its parent and no edge).
+fn unit_graph(g: &BTreeMap<String, BTreeSet<String>>) -> BTreeMap<String, BTreeSet<String>> {
+    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (a, deps) in g {
+        for b in deps {
+            let (sa, sb): (Vec<&str>, Vec<&str>) =
+                (a.split("::").collect(), b.split("::").collect());
+            let common = sa.iter().zip(&sb).take_while(|(x, y)| x == y).count();
+            if common == sa.len() || common == sb.len() {
+                continue;
+            }
+            out.entry(sa[..=common].join("::"))
+                .or_default()
+                .insert(sb[..=common].join("::"));
+        }
+    }
+    out
+}
+
+#[test]
+fn modules_import_one_way() {
+    let g = import_graph();
+    if std::env::var_os("HOTLAB_PRINT_IMPORTS").is_some() {
+        for (m, d) in unit_graph(&g) {
+            println!("{m} -> {}", d.into_iter().collect::<Vec<_>>().join(" "));
+        }
+    }
+    assert!(g.len() > 30, "found only {} modules", g.len());
+    assert!(
+        g["run"].contains("rundir") && g["rundir"].contains("study"),
+        "the import scanner lost known edges: {g:?}"
+    );
+    let found = cycles(&unit_graph(&g));
+    assert!(
+        found.is_empty(),
+        "modules import each other in a loop: {found:?}"
+    );
+    let mut upward = vec![];
+    for (m, deps) in &g {
+        let Some(lm) = layer_of(m) else {
+            panic!("module {m} is in no layer of LAYERS (and of lib.rs); place it");
+        };
+        for d in deps {
+            let ld = layer_of(d).unwrap_or(usize::MAX);
+            if ld > lm {
+                upward.push(format!("{m} -> {d}"));
+            }
+        }
+    }
+    assert!(upward.is_empty(), "imports running upward: {upward:?}");
+}
+
+#[test]
+fn the_cycle_check_finds_a_cycle() {
+    let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    g.insert("a".into(), BTreeSet::from(["b".to_string()]));
+    g.insert("b".into(), BTreeSet::from(["c".to_string()]));
+    g.insert("c".into(), BTreeSet::from(["a".to_string()]));
+    g.insert("d".into(), BTreeSet::from(["a".to_string()]));
+    assert_eq!(cycles(&g), vec![vec!["a", "b", "c"]]);
+    // Siblings in a loop are a cycle; a child using its parent is not.
+    let mut h: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    h.insert(
+        "p::x".into(),
+        BTreeSet::from(["p::y::z".to_string(), "p".to_string()]),
+    );
+    h.insert("p::y::z".into(), BTreeSet::from(["p::x".to_string()]));
+    h.insert("p".into(), BTreeSet::from(["p::x".to_string()]));
+    assert_eq!(cycles(&unit_graph(&h)), vec![vec!["p::x", "p::y"]]);
+    let modules: BTreeSet<String> = ["x", "x::y", "z"].iter().map(|s| s.to_string()).collect();
+    let code = "use crate::{z, x::y::Thing};\nlet a = \"crate::nope\"; // crate::z2\n";
+    assert_eq!(
+        imports_of("w", code, &modules),
+        BTreeSet::from(["z".to_string(), "x::y".to_string()])
+    );
+    assert_eq!(
+        imports_of("x", "let t = y::Thing; let u = zy::No;", &modules),
+        BTreeSet::from(["x::y".to_string()])
     );
 }

@@ -4,8 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use steps::experiment::PlanArgs;
-use steps::rundir::{create_sweep, read_json};
+use steps::io::read_json;
+use steps::rundir::create_sweep;
+use steps::study::PlanArgs;
 use steps::{analyze, check, server::Server, testing};
 
 fn arm(ctx: &steps::Ctx, size: &str) -> PathBuf {

@@ -13,7 +13,7 @@ use super::{bytes, md_table, num, pct};
 
 /// The swept table, from the sweep.json beside the runs.
 pub fn swept_table(runs: &[ArmRun]) -> Option<String> {
-    runs.iter().find_map(|r| crate::rundir::swept_table(&r.dir))
+    runs.iter().find_map(|r| r.plan.sweep_table.clone())
 }
 
 #[derive(Default)]
@@ -31,19 +31,21 @@ struct Step {
 }
 
 fn mean(v: &[f64]) -> Option<f64> {
-    super::Stats::of(v).map(|s| s.mean)
+    crate::stats::Stats::of(v).map(|s| s.mean)
 }
 
 pub fn ladder(runs: &[ArmRun], table: &str, threshold: f64) -> (String, Value) {
-    let tprocc = runs.iter().any(|r| r.meta["workload"] == "tprocc");
+    let tprocc = runs
+        .iter()
+        .any(|r| r.plan.workload == crate::study::Workload::Tprocc);
     let mut steps: BTreeMap<u32, Step> = BTreeMap::new();
     // Only the runs of the sweep itself: a comparison analysed alongside may change the same
     // table in one of its arms.
     for r in runs
         .iter()
-        .filter(|r| crate::rundir::swept_table(&r.dir).as_deref() == Some(table))
+        .filter(|r| r.plan.sweep_table.as_deref() == Some(table))
     {
-        let Some(ff) = r.meta["arm"]["fillfactor"][table].as_u64() else {
+        let Some(ff) = r.plan.arm.fillfactor.get(table).map(|f| *f as u64) else {
             continue;
         };
         let s = steps.entry(ff as u32).or_default();

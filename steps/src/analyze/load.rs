@@ -9,9 +9,12 @@ use std::sync::Arc;
 
 use anyhow::Result;
 use polars::prelude::*;
+use polars_io::prelude::{CsvReadOptions, SerReader};
 use serde_json::Value;
 
-use crate::rundir::read_json;
+use crate::io::read_json;
+use crate::rundir::RunDir;
+use crate::study::ArmPlan;
 
 /// First, last and delta of one metric over the measured window.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -26,6 +29,10 @@ pub struct Window {
 #[derive(Debug, Clone)]
 pub struct ArmRun {
     pub dir: PathBuf,
+    /// The plan `init` resolved (older run directories: what their meta.json has).
+    pub plan: ArmPlan,
+    /// meta.json as a whole: what the steps recorded beside the plan (`build`, `server`,
+    /// `memory_limit`, `host`, `status`).
     pub meta: Value,
     pub fillfactor: Value,
     pub workload: Value,
@@ -42,7 +49,9 @@ pub struct ArmRun {
 
 impl ArmRun {
     pub fn load(dir: &Path) -> Result<ArmRun> {
-        let meta = read_json(&dir.join("meta.json"))?;
+        let rd = RunDir::open(dir)?;
+        let meta = rd.meta()?;
+        let plan = rd.plan_any()?;
         let opt_json = |name: &str| -> Value { read_json(&dir.join(name)).unwrap_or(Value::Null) };
         let resets = std::fs::read_to_string(dir.join("reset.jsonl"))
             .unwrap_or_default()
@@ -51,6 +60,7 @@ impl ArmRun {
             .collect();
         Ok(ArmRun {
             dir: dir.to_path_buf(),
+            plan,
             fillfactor: opt_json("fillfactor.json"),
             workload: opt_json("workload.json"),
             resets,
@@ -106,14 +116,11 @@ impl ArmRun {
 
     /// The arm's name without the repeat suffix (`tuned-r2` → `tuned`).
     pub fn arm(&self) -> String {
-        self.meta["arm"]["name"]
-            .as_str()
-            .map(str::to_string)
-            .unwrap_or_else(|| self.name())
+        self.plan.arm.name.clone()
     }
 
     pub fn name(&self) -> String {
-        self.meta["run"].as_str().unwrap_or("?").to_string()
+        self.plan.run.clone()
     }
 
     pub fn status(&self) -> String {

@@ -14,7 +14,8 @@ use hdrhistogram::Histogram;
 use serde_json::{json, Value};
 
 use super::load::ArmRun;
-use super::{bytes, charts, md_table, num, Stats};
+use super::{bytes, charts, md_table, num};
+use crate::stats::Stats;
 use crate::workload::tprocc::driver::{add_buckets, new_histogram, TXNS};
 
 /// Heap growth, blocks read and blocks hit of one table over the window.
@@ -78,8 +79,8 @@ fn shared_buffers(r: &ArmRun) -> Option<f64> {
     if let Some(n) = s.and_then(|s| s.strip_suffix("8kB")) {
         return n.parse::<f64>().ok().map(|n| n * 8192.0);
     }
-    let v = r.meta["size_spec"]["server"]["shared_buffers"].as_str()?;
-    crate::scale::parse_kb(v).ok().map(|kb| kb * 1024.0)
+    let v = r.plan.size_spec.as_ref()?.server().get("shared_buffers")?;
+    crate::study::scale::parse_kb(v).ok().map(|kb| kb * 1024.0)
 }
 
 /// One state's share of this machine's CPU time over the window, in %.

@@ -17,7 +17,9 @@ use anyhow::{bail, Result};
 use serde_json::{json, Value};
 
 use crate::ctx::Ctx;
-use crate::rundir::{find_arm_dirs, now_rfc3339, write_json_atomic};
+use crate::io::{now_rfc3339, write_json_atomic};
+use crate::rundir::find_arm_dirs;
+use crate::study::Workload;
 use load::ArmRun;
 
 #[derive(clap::Args, Debug)]
@@ -106,10 +108,7 @@ pub fn analyze_with(arm_dirs: &[PathBuf], allow_mixed: bool, threshold: f64) -> 
             })
             .collect::<Result<_>>()
     })?;
-    let mut studies: Vec<String> = runs
-        .iter()
-        .map(|r| r.meta["study"].as_str().unwrap_or("?").to_string())
-        .collect();
+    let mut studies: Vec<String> = runs.iter().map(|r| r.plan.study.clone()).collect();
     studies.sort();
     studies.dedup();
     if studies.len() > 1 && !allow_mixed {
@@ -118,11 +117,9 @@ pub fn analyze_with(arm_dirs: &[PathBuf], allow_mixed: bool, threshold: f64) -> 
             studies.join(", ")
         );
     }
-    let workload = runs[0].meta["workload"].as_str().unwrap_or("").to_string();
-    let (mut markdown, mut json, charts) = match workload.as_str() {
-        "spv" => spv::tables(&runs)?,
-        "tprocc" => tprocc::tables(&runs)?,
-        other => bail!("analyze does not know workload {other:?} yet"),
+    let (mut markdown, mut json, charts) = match runs[0].plan.workload {
+        Workload::Spv => spv::tables(&runs)?,
+        Workload::Tprocc => tprocc::tables(&runs)?,
     };
     if let Some(table) = ladder::swept_table(&runs) {
         let (md, lj) = ladder::ladder(&runs, &table, threshold);
@@ -185,43 +182,6 @@ pub fn pct(part: Option<f64>, whole: Option<f64>) -> Option<f64> {
     match (part, whole) {
         (Some(p), Some(w)) if w > 0.0 => Some(100.0 * p / w),
         _ => None,
-    }
-}
-
-/// Mean, min, max and spread ((max − min) / mean, in %) of repeated figures.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Stats {
-    pub n: usize,
-    pub mean: f64,
-    pub min: f64,
-    pub max: f64,
-    pub spread_pct: Option<f64>,
-}
-
-impl Stats {
-    pub fn of(v: &[f64]) -> Option<Stats> {
-        if v.is_empty() {
-            return None;
-        }
-        let mean = v.iter().sum::<f64>() / v.len() as f64;
-        let (min, max) = v
-            .iter()
-            .fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(*x), b.max(*x)));
-        Some(Stats {
-            n: v.len(),
-            mean,
-            min,
-            max,
-            spread_pct: (mean != 0.0).then(|| 100.0 * (max - min) / mean.abs()),
-        })
-    }
-
-    pub fn json(s: Option<Stats>) -> Value {
-        match s {
-            None => Value::Null,
-            Some(s) => json!({"n": s.n, "mean": s.mean, "min": s.min, "max": s.max,
-                              "spread_pct": s.spread_pct}),
-        }
     }
 }
 

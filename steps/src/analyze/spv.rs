@@ -204,7 +204,7 @@ pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
             json!({
                 "arm": r.arm,
                 "dir": a.dir,
-                "fillfactor": a.meta["arm"]["fillfactor"],
+                "fillfactor": a.plan.arm.fillfactor,
                 "status": r.status,
                 "duration_s": r.duration_s,
                 "statements_per_s": r.statements_per_s,

@@ -11,7 +11,8 @@ use anyhow::Result;
 use serde_json::{json, Value};
 
 use super::load::ArmRun;
-use super::{bytes, charts, direction, md_table, mechanism, num, pct, Stats};
+use super::{bytes, charts, direction, md_table, mechanism, num, pct};
+use crate::stats::Stats;
 
 const TABLES: &[&str] = &[
     "warehouse",
@@ -182,6 +183,17 @@ fn ms_spread(s: Option<Stats>, d: usize) -> String {
     }
 }
 
+/// What every table of the TPROC-C summary reads.
+struct Cx<'a> {
+    runs: &'a [ArmRun],
+    figs: &'a [RunFigures],
+    arms: Vec<(String, Vec<&'a RunFigures>)>,
+    /// The article size compared with, and how it relates to ours.
+    wh: u32,
+    wh_note: String,
+}
+
+/// The TPROC-C summary: one function per printed table, in the order printed.
 pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
     let figs: Vec<RunFigures> = runs.iter().map(figures).collect();
     let arms = super::by_arm(&figs, |f| f.arm.clone(), |f| f.complete);
@@ -192,14 +204,54 @@ pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
         Some(w) => format!("{wh} warehouses, the article size nearest our {w}: compare directions and ratios, not levels"),
         None => format!("{wh} warehouses"),
     };
-    let mut md = String::new();
+    let c = Cx {
+        runs,
+        figs: &figs,
+        arms,
+        wh,
+        wh_note,
+    };
     let mut out = json!({ "study": "tprocc", "reference_warehouses": wh });
+    let mut md = throughput_per_run(&c);
+    let (arm_md, arm_json) = throughput_per_arm(&c);
+    md.push_str(&arm_md);
+    out["arms"] = arm_json;
+    md.push_str(&updates_per_table(&c));
+    md.push_str(&every_run(&c));
+    // The mechanism beside the outcome, and latency.
+    let pub_mech = |arm: &str| {
+        let p = published(arm, wh)?;
+        Some((field(&p, "wal_bytes_per_txn")?, field(&p, "checkpoints")?))
+    };
+    let (mech_md, mech_json) = mechanism::tables(runs, TABLES, &pub_mech, &c.wh_note);
+    md.push_str(&mech_md);
+    out["mechanism"] = mech_json;
+    let (wait_md, wait_json) = mechanism::waits(runs);
+    md.push_str(&wait_md);
+    out["wait_events"] = wait_json;
+    let (lat_md, lat_json, lat_chart) = mechanism::latency(runs);
+    md.push_str(&lat_md);
+    out["latency"] = lat_json;
+    md.push_str(&stock_growth(&c));
+    md.push_str(&newpage_at_ff100(&c));
+    md.push_str(&bloat_curve(&c));
+    out["runs"] = runs_json(&c);
+    let nopm_per_interval =
+        |r: &ArmRun| charts::per_interval(r.source_series("tprocc", "d_next_o_id_sum"), 60.0);
+    let mut charts = charts::standard(runs, TABLES, "order_line", ("NOPM", &nopm_per_interval))?;
+    charts.extend(lat_chart);
+    Ok((md, out, charts))
+}
 
+/// The throughput of every run: NOPM, TPM and their ratio.
+fn throughput_per_run(c: &Cx) -> String {
+    let mut md = String::new();
     // Throughput per run.
     md.push_str("## TPROC-C: throughput per run\n\n");
-    let rows: Vec<Vec<String>> = runs
+    let rows: Vec<Vec<String>> = c
+        .runs
         .iter()
-        .zip(&figs)
+        .zip(c.figs)
         .map(|(r, f)| {
             let w = &r.workload;
             vec![
@@ -231,19 +283,29 @@ pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
     ));
     md.push_str("\nNOPM = Δsum(d_next_o_id) per minute and TPM = Δsum(xact_commit + xact_rollback) of pg_stat_database (whole cluster) per minute, over the measured window, as HammerDB computes them. The article saw TPM/NOPM = 2.30 in all six runs.\n\n");
 
+    md
+}
+
+/// Throughput per arm, repeats summarised, beside the article; and `arms` for summary.json.
+fn throughput_per_arm(c: &Cx) -> (String, Value) {
+    let mut md = String::new();
     // Throughput per arm, repeats summarised, beside the article.
-    let base = arms.first().map(|(_, v)| mean(stats(v, |f| f.nopm)));
-    md.push_str(&format!("## Throughput per arm (published: {wh_note})\n\n"));
+    let base = c.arms.first().map(|(_, v)| mean(stats(v, |f| f.nopm)));
+    md.push_str(&format!(
+        "## Throughput per arm (published: {})\n\n",
+        c.wh_note
+    ));
     let mut rows = vec![];
     let mut arms_json = vec![];
-    let pub_base = arms
+    let pub_base = c
+        .arms
         .first()
-        .and_then(|(a, _)| published(a, wh))
+        .and_then(|(a, _)| published(a, c.wh))
         .and_then(|p| field(&p, "nopm"));
-    for (arm, v) in &arms {
+    for (arm, v) in &c.arms {
         let nopm = stats(v, |f| f.nopm);
         let tpm = stats(v, |f| f.tpm);
-        let p = published(arm, wh);
+        let p = published(arm, c.wh);
         let pub_nopm = p.as_ref().and_then(|p| field(p, "nopm"));
         let gain = match (mean(nopm), base.flatten()) {
             (Some(a), Some(b)) if b > 0.0 => Some(100.0 * (a / b - 1.0)),
@@ -253,7 +315,7 @@ pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
             (Some(a), Some(b)) if b > 0.0 => Some(100.0 * (a / b - 1.0)),
             _ => None,
         };
-        let first = arms.first().map(|(a, _)| a == arm).unwrap_or(true);
+        let first = c.arms.first().map(|(a, _)| a == arm).unwrap_or(true);
         rows.push(vec![
             arm.clone(),
             v.len().to_string(),
@@ -295,22 +357,27 @@ pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
         &rows,
     ));
     md.push_str("\nWith repeats: mean (min–max, spread = (max − min) / mean). Gain is against the first arm. Incomplete runs are listed above but not counted here.");
-    if arms.iter().any(|(_, v)| v.len() < 2) {
+    if c.arms.iter().any(|(_, v)| v.len() < 2) {
         md.push_str(" An arm with one run has no spread: on a shared machine a gain of a few percent is within run-to-run noise; repeat the comparison (`REPEATS=2 just compare …`, A B B A) before trusting it.");
     }
     md.push_str("\n\n");
-    out["arms"] = json!(arms_json);
 
+    (md, json!(arms_json))
+}
+
+/// Updates per table and arm: HOT, new page, same page without HOT, beside the article.
+fn updates_per_table(c: &Cx) -> String {
+    let mut md = String::new();
     // Updates per table and arm.
     md.push_str("## Updates per table: HOT, new page, same page without HOT\n\n");
     let onpage = csv_rows(ONPAGE);
     let mut trows = vec![];
-    for (arm, v) in &arms {
+    for (arm, v) in &c.arms {
         for t in TABLES {
             let g = |k: &'static str| move |f: &RunFigures| f.tables[*t][k].as_f64();
             let p = onpage.iter().find(|r| {
                 r.get("table").map(String::as_str) == Some(t)
-                    && field(r, "warehouses") == Some(wh as f64)
+                    && field(r, "warehouses") == Some(c.wh as f64)
             });
             let pub_hot = p.and_then(|p| field(p, &format!("{}_pct", article_arm(arm)?)));
             trows.push(vec![
@@ -340,10 +407,16 @@ pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
     ));
     md.push_str("\nShares of `n_tup_upd` over the measured window (deltas between its first and last sample). The article calls HOT % the on-page share.\n\n");
 
+    md
+}
+
+/// The article's "every run" table, ours then the published rows.
+fn every_run(c: &Cx) -> String {
+    let mut md = String::new();
     // The article's "every run" table.
-    md.push_str(&format!("## Every run (published: {wh_note})\n\n"));
+    md.push_str(&format!("## Every run (published: {})\n\n", c.wh_note));
     let mut erows = vec![];
-    for f in &figs {
+    for f in c.figs {
         erows.push(vec![
             f.name.clone(),
             num(f.nopm, 0),
@@ -355,11 +428,11 @@ pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
             num(f.vacuum_stock, 2),
         ]);
     }
-    for (arm, _) in &arms {
-        if let Some(p) = published(arm, wh) {
+    for (arm, _) in &c.arms {
+        if let Some(p) = published(arm, c.wh) {
             let g = |k: &str| p.get(k).cloned().unwrap_or_else(|| "–".into());
             erows.push(vec![
-                format!("published {arm} ({wh} wh)"),
+                format!("published {arm} ({} wh)", c.wh),
                 g("nopm"),
                 g("order_line_hot_pct"),
                 g("stock_hot_pct"),
@@ -385,35 +458,28 @@ pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
     ));
     md.push_str("\nWAL = Δ insert LSN over the measured window; WAL bytes per transaction divides it by the server's transactions (xact_commit + xact_rollback); checkpoints = Δ num_done; VACUUM stock = the post-run VACUUM.\n\n");
 
-    // The mechanism beside the outcome, and latency.
-    let pub_mech = |arm: &str| {
-        let p = published(arm, wh)?;
-        Some((field(&p, "wal_bytes_per_txn")?, field(&p, "checkpoints")?))
-    };
-    let (mech_md, mech_json) = mechanism::tables(runs, TABLES, &pub_mech, &wh_note);
-    md.push_str(&mech_md);
-    out["mechanism"] = mech_json;
-    let (wait_md, wait_json) = mechanism::waits(runs);
-    md.push_str(&wait_md);
-    out["wait_events"] = wait_json;
-    let (lat_md, lat_json, lat_chart) = mechanism::latency(runs);
-    md.push_str(&lat_md);
-    out["latency"] = lat_json;
+    md
+}
 
+/// stock's heap growth and post-run VACUUM per arm, directions against the first arm.
+fn stock_growth(c: &Cx) -> String {
+    let mut md = String::new();
     // Stock growth and VACUUM, default → tuned.
     md.push_str(&format!(
-        "## stock: heap growth and post-run VACUUM (published: {wh_note})\n\n"
+        "## stock: heap growth and post-run VACUUM (published: {})\n\n",
+        c.wh_note
     ));
     let growth = csv_rows(STOCK_GROWTH);
     let pg = growth
         .iter()
-        .find(|r| field(r, "warehouses") == Some(wh as f64));
+        .find(|r| field(r, "warehouses") == Some(c.wh as f64));
     // Per arm: (growth, VACUUM s) ours and published; directions against the first arm.
-    let rows: Vec<_> = arms
+    let rows: Vec<_> = c
+        .arms
         .iter()
         .map(|(arm, v)| {
             let pub_g = pg.and_then(|p| field(p, &format!("{}_mb", article_arm(arm)?)));
-            let pub_v = published(arm, wh).and_then(|p| field(&p, "vacuum_stock_s"));
+            let pub_v = published(arm, c.wh).and_then(|p| field(&p, "vacuum_stock_s"));
             let (g, vac) = (stats(v, |f| f.stock_growth), stats(v, |f| f.vacuum_stock));
             (arm, g, vac, pub_g, pub_v)
         })
@@ -453,12 +519,19 @@ pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
     ));
     md.push('\n');
 
+    md
+}
+
+/// The new-page share at fillfactor 100 against the article's range: the evidence it chose fillfactors from.
+fn newpage_at_ff100(c: &Cx) -> String {
+    let mut md = String::new();
     // New-page share at fillfactor 100: the evidence the article chose fillfactors from.
     md.push_str("## New-page share at fillfactor 100 (the evidence for choosing a fillfactor)\n\n");
     let mut nrows = vec![];
     for p in csv_rows(NEWPAGE_FF100) {
         let t = p.get("table").cloned().unwrap_or_default();
-        let ours: Vec<f64> = figs
+        let ours: Vec<f64> = c
+            .figs
             .iter()
             .filter(|f| f.complete)
             .filter(|f| {
@@ -500,10 +573,16 @@ pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
     ));
     md.push('\n');
 
+    md
+}
+
+/// The bloat curve of order_line, per sample.
+fn bloat_curve(c: &Cx) -> String {
+    let mut md = String::new();
     // Bloat curve of order_line.
     md.push_str("## Bloat curve: order_line per sample\n\n");
     let mut brows = vec![];
-    for r in runs {
+    for r in c.runs {
         let heap = r.table_series("order_line", "heap_bytes");
         let idx = r.table_series("order_line", "index_bytes");
         let dead = r.table_series("order_line", "n_dead_tup");
@@ -523,22 +602,23 @@ pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
     ));
     md.push_str("\nThe article's curve (20 warehouses, every 10 minutes of an hour) is in data/reference/000-bloat-order-line-20wh.csv; ours covers the measured window of this size.\n");
 
-    out["runs"] = json!(runs
+    md
+}
+
+/// `runs` of summary.json.
+fn runs_json(c: &Cx) -> Value {
+    json!(c
+        .runs
         .iter()
-        .zip(&figs)
+        .zip(c.figs)
         .map(|(r, f)| json!({
             "arm": f.name, "arm_name": f.arm, "dir": r.dir,
-            "fillfactor": r.meta["arm"]["fillfactor"], "status": r.status(),
+            "fillfactor": r.plan.arm.fillfactor, "status": r.status(),
             "nopm": f.nopm, "tpm": f.tpm, "tpm_per_nopm": f.ratio,
             "duration_s": r.workload["duration_s"], "wal_bytes": f.wal_bytes,
             "wal_bytes_per_txn": f.wal_per_txn, "checkpoints": f.checkpoints,
             "vacuum_stock_s": f.vacuum_stock, "stock_heap_growth_bytes": f.stock_growth,
             "tables": f.tables,
         }))
-        .collect::<Vec<_>>());
-    let nopm_per_interval =
-        |r: &ArmRun| charts::per_interval(r.source_series("tprocc", "d_next_o_id_sum"), 60.0);
-    let mut charts = charts::standard(runs, TABLES, "order_line", ("NOPM", &nopm_per_interval))?;
-    charts.extend(lat_chart);
-    Ok((md, out, charts))
+        .collect::<Vec<_>>())
 }

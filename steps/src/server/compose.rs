@@ -4,7 +4,6 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 
@@ -29,17 +28,18 @@ pub fn dotenv() -> BTreeMap<String, String> {
 }
 
 fn docker(args: &[&str]) -> Result<()> {
-    let st = Command::new("docker")
-        .arg("compose")
-        .arg("-f")
-        .arg(compose_file())
-        .args(args)
-        .status()
+    let sh = crate::proc::shell()?;
+    let file = compose_file();
+    let st = xshell::cmd!(sh, "docker compose -f {file} {args...}")
+        .quiet()
+        .ignore_status()
+        .output()
         .context("running docker compose (is Docker installed?)")?;
-    if !st.success() {
+    if !st.status.success() {
         bail!(
-            "docker compose {} failed; is the Docker engine running?",
-            args.join(" ")
+            "docker compose {} failed ({}); is the Docker engine running?",
+            args.join(" "),
+            String::from_utf8_lossy(&st.stderr).trim()
         );
     }
     Ok(())
@@ -65,7 +65,7 @@ pub fn ensure(_ctx: &Ctx) -> Result<Server> {
             admin_db: "postgres".into(),
         },
         // Client programs come from the same pinned PostgreSQL 18 as the embedded backend.
-        bin_dir: super::embedded::binaries(&_ctx.home)?,
+        bin_dir: super::provision::binaries(&_ctx.home)?,
         embedded: None,
     })
 }

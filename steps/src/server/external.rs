@@ -3,7 +3,6 @@
 //! a database it did not create.
 
 use std::path::PathBuf;
-use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 
@@ -71,13 +70,12 @@ fn which(prog: &str) -> Option<PathBuf> {
 pub fn restart() -> Result<String> {
     match env::var(env::RESTART_CMD) {
         Some(cmd) => {
-            let st = Command::new("sh")
-                .args(["-c", &cmd])
-                .status()
-                .with_context(|| format!("running {}", env::RESTART_CMD))?;
-            if !st.success() {
-                bail!("{} ({cmd}) failed with {st}", env::RESTART_CMD);
-            }
+            // The user's command line, run by sh as they wrote it.
+            let sh = crate::proc::shell()?;
+            xshell::cmd!(sh, "sh -c {cmd}")
+                .quiet()
+                .run()
+                .with_context(|| format!("{} ({cmd}) failed", env::RESTART_CMD))?;
             Ok(format!("restarted ({cmd})"))
         }
         None => Ok(format!(

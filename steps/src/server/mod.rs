@@ -8,39 +8,18 @@ pub mod embedded;
 pub mod external;
 pub mod memlimit;
 pub mod procfs;
+pub mod provision;
 
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
-use serde::Serialize;
 
+pub use crate::ctx::BackendKind;
 use crate::ctx::Ctx;
 use crate::env;
 
 /// The comment hotlab puts on every database it creates; only such databases are ever dropped.
 pub const OWNED_COMMENT: &str = "hotlab";
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum BackendKind {
-    Embedded,
-    Compose,
-    External,
-}
-
-impl BackendKind {
-    pub fn from_env() -> Result<BackendKind> {
-        match env::var(env::BACKEND).as_deref() {
-            None | Some("embedded") => Ok(BackendKind::Embedded),
-            Some("compose") => Ok(BackendKind::Compose),
-            Some("external") => Ok(BackendKind::External),
-            Some(other) => bail!(
-                "unknown backend {other:?} in {}; use embedded, compose or external",
-                env::BACKEND
-            ),
-        }
-    }
-}
 
 /// What `database_state` finds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -345,13 +324,13 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         Action::Status { json } => status(ctx, *json),
         Action::Psql { db } => {
             let s = Server::ensure(ctx)?;
-            let status = std::process::Command::new(s.bin("psql"))
+            let sh = crate::proc::shell()?;
+            let psql = s.bin("psql");
+            xshell::cmd!(sh, "{psql}")
                 .envs(s.conn.libpq_env(db))
-                .status()
-                .context("running psql")?;
-            if !status.success() {
-                bail!("psql exited with {status}");
-            }
+                .quiet()
+                .run()
+                .context("psql failed")?;
             Ok(())
         }
     }

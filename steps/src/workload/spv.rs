@@ -3,9 +3,9 @@
 //! updated by pgbench, one client, `statements` UPDATEs that each add 1 to `val` over a random
 //! block of `rows_per_statement` consecutive ids.
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 
-use crate::experiment::Size;
+use crate::study::SpvSize;
 
 pub const DDL: &str = include_str!("../../sql/spv.sql");
 pub const SCRIPT: &str = include_str!("../../sql/spv_update.pgbench");
@@ -17,29 +17,21 @@ pub struct Shape {
     pub rows_per_statement: u64,
     pub clients: u32,
     pub random_seed: u64,
+    /// Seconds between statistics snapshots during `run`.
+    pub snapshot_every_s: f64,
 }
 
 impl Shape {
-    pub fn of(size: &Size) -> Result<Shape> {
-        let (Some(rows), Some(pad_chars), Some(statements), Some(rows_per_statement)) = (
-            size.rows,
-            size.pad_chars,
-            size.statements,
-            size.rows_per_statement,
-        ) else {
-            bail!("this size lacks rows, pad_chars, statements or rows_per_statement");
-        };
-        let clients = size.clients.unwrap_or(1).max(1);
-        if statements % clients as u64 != 0 {
-            bail!("statements ({statements}) must divide evenly among {clients} clients");
-        }
+    pub fn of(size: &SpvSize) -> Result<Shape> {
+        size.check()?;
         Ok(Shape {
-            rows,
-            pad_chars,
-            statements,
-            rows_per_statement,
-            clients,
+            rows: size.rows,
+            pad_chars: size.pad_chars,
+            statements: size.statements,
+            rows_per_statement: size.rows_per_statement,
+            clients: size.clients.unwrap_or(1).max(1),
             random_seed: size.random_seed.unwrap_or(1),
+            snapshot_every_s: size.snapshot_every_s.unwrap_or(1.0),
         })
     }
 

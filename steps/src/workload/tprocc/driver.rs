@@ -16,7 +16,8 @@ use serde_json::{json, Value};
 
 use super::rng::{lastname, Rng};
 use super::{Profile, Shape};
-use crate::rundir::{interrupted, CsvAppender};
+use crate::interrupt::interrupted;
+use crate::io::CsvAppender;
 use crate::server::Server;
 use crate::snapshot::Sampler;
 
@@ -309,7 +310,17 @@ fn warehouse_list(rng: &mut Rng, vu: u32, vus: u32, max_w: i32, all: bool) -> Ve
         .collect()
 }
 
+/// What a driver run measured: the figures its callers use, and workload.json's content.
 pub struct Outcome {
+    /// New orders per minute over the measured window (server-side, d_next_o_id).
+    pub nopm: f64,
+    pub tpm: f64,
+    /// Transactions the virtual users completed per second (commits and rollbacks).
+    pub client_transactions_per_s: f64,
+    /// CPU seconds of the virtual-user threads.
+    pub vu_cpu_s: f64,
+    pub interrupted: bool,
+    /// workload.json (README, "Where results go").
     pub json: Value,
 }
 
@@ -556,6 +567,11 @@ pub fn run(
         anyhow::bail!("virtual users failed: {}", vu_errors.join("; "));
     }
     Ok(Outcome {
+        nopm,
+        tpm,
+        client_transactions_per_s: client_tx as f64 / measured_s,
+        vu_cpu_s: vu_cpu,
+        interrupted: interrupted(),
         json: json!({
             "workload": "tprocc",
             "profile": shape.profile.name(),

@@ -140,7 +140,7 @@ fn pool<T: Send + std::fmt::Debug + Copy>(
                     )?;
                     let mut rng = Rng::from_time(t as u64 + 1);
                     loop {
-                        if failed.load(Ordering::SeqCst) || crate::rundir::interrupted() {
+                        if failed.load(Ordering::SeqCst) || crate::interrupt::interrupted() {
                             return Ok(());
                         }
                         let Some(task) = queue.lock().unwrap().pop() else {
@@ -163,7 +163,7 @@ fn pool<T: Send + std::fmt::Debug + Copy>(
             .collect()
     });
     results.into_iter().collect::<Result<Vec<()>>>()?;
-    if crate::rundir::interrupted() {
+    if crate::interrupt::interrupted() {
         bail!("the load was interrupted");
     }
     Ok(())

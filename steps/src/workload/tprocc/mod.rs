@@ -8,33 +8,15 @@ pub mod driver;
 pub mod load;
 pub mod rng;
 
-use anyhow::{bail, Result};
-use serde::{Deserialize, Serialize};
+use anyhow::Result;
 
-use crate::experiment::Size;
+use crate::study::TproccSize;
 
 pub const SCHEMA: &str = include_str!("../../../sql/tprocc/schema.sql");
 pub const INDEXES: &str = include_str!("../../../sql/tprocc/indexes.sql");
 pub const FUNCTIONS: &str = include_str!("../../../sql/tprocc/functions.sql");
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum Profile {
-    /// HammerDB's update column set and 10/10/1/1/1 mix, uniform ids; two defects fixed.
-    #[default]
-    Hammerdb,
-    /// The full TPC-C updates, NURand ids, 45/43/4/4/4.
-    Spec,
-}
-
-impl Profile {
-    pub fn name(self) -> &'static str {
-        match self {
-            Profile::Hammerdb => "hammerdb",
-            Profile::Spec => "spec",
-        }
-    }
-}
+pub use crate::study::Profile;
 
 /// A TPROC-C size, validated.
 #[derive(Debug, Clone)]
@@ -49,24 +31,13 @@ pub struct Shape {
 }
 
 impl Shape {
-    pub fn of(size: &Size) -> Result<Shape> {
-        let Some(warehouses) = size.warehouses else {
-            bail!("tprocc sizes need warehouses");
-        };
-        if warehouses < 1 {
-            bail!("warehouses must be at least 1 (got {warehouses})");
-        }
-        let vus = size.vus.unwrap_or(1);
-        if vus == 0 {
-            bail!("vus must be at least 1");
-        }
+    pub fn of(size: &TproccSize) -> Result<Shape> {
+        size.check()?;
+        let warehouses = size.warehouses.unwrap_or(1);
         let duration_s = size.duration_s.unwrap_or(60.0);
-        if duration_s <= 0.0 {
-            bail!("duration_s must be positive");
-        }
         Ok(Shape {
             warehouses,
-            vus,
+            vus: size.vus.unwrap_or(1),
             rampup_s: size.rampup_s.unwrap_or(0.0).max(0.0),
             duration_s,
             snapshot_every_s: size.snapshot_every_s.unwrap_or(duration_s),

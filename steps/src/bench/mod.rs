@@ -13,22 +13,26 @@
 //! - `bench analyze`: `analyze` over a generated set of 100 runs × 100 samples (shaped like a
 //!   real TPROC-C arm's snapshots). Target: ≤ 2 s.
 //!
-//! Writes `data/runs/bench/<time>-<what>/result.json` (and the driver's snapshots).
+//! Every subcommand runs through one runner (`runner.rs`): alternating order, warm-up rounds,
+//! raw samples in `samples.csv`, the statistics and the ratio line.
+//! Writes `data/runs/bench/<time>-<what>/` (samples.csv, result.json, the driver's snapshots).
 
-use std::path::PathBuf;
+pub mod runner;
+
 use std::time::Instant;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use serde_json::json;
 
-use crate::analyze::Stats;
 use crate::build::{ensure_template, load_template, Loader};
 use crate::ctx::Ctx;
-use crate::experiment::{Size, Workload};
-use crate::rundir::{write_json_atomic, CsvAppender, RunDir};
+use crate::io::{write_json_atomic, CsvAppender};
+use crate::rundir::RunDir;
 use crate::server::Server;
 use crate::snapshot::Sampler;
+use crate::study::{Size, TproccSize};
 use crate::workload::{pgbench, tprocc};
+use runner::{out_dir, Runner};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -51,19 +55,25 @@ pub struct Load {
     /// Pairs of runs (2 = A B B A)
     #[arg(long, default_value_t = 2)]
     pub repeats: u32,
+    /// Unmeasured rounds (A B) before the measured ones
+    #[arg(long, default_value_t = 0)]
+    pub warmup: u32,
 }
 
 impl Load {
     /// The TPROC-C size of these runs (no ramp-up, HammerDB's all-warehouses mode, snapshots only
     /// at the window's ends) and the template it is built from.
-    fn size_and_template(&self, server: &Server) -> Result<(Size, String)> {
-        let mut size = tprocc_size(self.warehouses);
-        size.vus = Some(self.vus);
-        size.duration_s = Some(self.duration);
-        size.rampup_s = Some(0.0);
-        size.snapshot_every_s = Some(self.duration);
-        size.all_warehouses = Some(true);
-        let loader = Loader::for_size(Workload::Tprocc, &size)?;
+    fn size_and_template(&self, server: &Server) -> Result<(TproccSize, String)> {
+        let size = TproccSize {
+            warehouses: Some(self.warehouses),
+            vus: Some(self.vus),
+            duration_s: Some(self.duration),
+            rampup_s: Some(0.0),
+            snapshot_every_s: Some(self.duration),
+            all_warehouses: Some(true),
+            ..Default::default()
+        };
+        let loader = Loader::for_size(&Size::Tprocc(size.clone()))?;
         let (template, _) = ensure_template(server, &loader, false)?;
         Ok((size, template))
     }
@@ -79,6 +89,9 @@ pub enum What {
         /// Pairs of runs (2 = A B B A)
         #[arg(long, default_value_t = 2)]
         repeats: u32,
+        /// Unmeasured rounds (A B) before the measured ones
+        #[arg(long, default_value_t = 0)]
+        warmup: u32,
     },
     /// hotlab's TPROC-C driver vs pgbench on the same functions and mix
     Driver {
@@ -101,6 +114,9 @@ pub enum What {
         /// Measured samples per run
         #[arg(long, default_value_t = 100)]
         samples: usize,
+        /// Timed passes (the median is the figure)
+        #[arg(long, default_value_t = 3)]
+        repeats: u32,
     },
 }
 
@@ -113,34 +129,11 @@ fn cpu_seconds(who: i32) -> f64 {
     t(u.ru_utime) + t(u.ru_stime)
 }
 
-fn order(repeats: u32) -> Vec<char> {
-    (0..repeats.max(1))
-        .flat_map(|k| if k % 2 == 0 { ['A', 'B'] } else { ['B', 'A'] })
-        .collect()
-}
-
-fn mean(v: &[f64]) -> f64 {
-    Stats::of(v).map_or(0.0, |s| s.mean)
-}
-
-fn spread(v: &[f64]) -> f64 {
-    Stats::of(v).and_then(|s| s.spread_pct).unwrap_or(0.0)
-}
-
 fn tprocc_size(warehouses: i64) -> Size {
-    Size {
+    Size::Tprocc(TproccSize {
         warehouses: Some(warehouses),
         ..Default::default()
-    }
-}
-
-fn out_dir(ctx: &Ctx, what: &str) -> Result<PathBuf> {
-    let d = ctx.runs_dir().join("bench").join(format!(
-        "{}-{what}",
-        chrono::Local::now().format("%Y%m%d-%H%M%S")
-    ));
-    std::fs::create_dir_all(&d)?;
-    Ok(d)
+    })
 }
 
 fn db_bytes(server: &Server, db: &str) -> Result<i64> {
@@ -160,18 +153,27 @@ fn checkpoint(server: &Server) -> Result<()> {
 }
 
 pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
-    crate::rundir::catch_interrupts();
-    if let What::Analyze { runs, samples } = &args.what {
-        return bench_analyze(ctx, *runs, *samples);
+    crate::interrupt::catch_interrupts();
+    if let What::Analyze {
+        runs,
+        samples,
+        repeats,
+    } = &args.what
+    {
+        return bench_analyze(ctx, *runs, *samples, *repeats);
     }
     let server = Server::ensure(ctx)?;
     // Every server benchmark runs on the settings of study 000's quick size (1 GB of shared
     // buffers and the article's WAL and checkpoint settings), whatever the last study left.
-    let study = crate::experiment::load_study(ctx, "hexacluster-tprocc")?;
-    let mut settings = study.server.clone();
-    if let Some(quick) = study.sizes.get("quick") {
-        settings.extend(quick.server.clone());
-    }
+    let study = crate::study::load_study(ctx, "hexacluster-tprocc")?;
+    let quick = study.sizes.get("quick");
+    let settings = crate::study::merge_settings(
+        &study.server,
+        quick
+            .as_ref()
+            .map(|s| s.server())
+            .unwrap_or(&Default::default()),
+    );
     let changed = server.apply_settings(&settings)?;
     if !changed.is_empty() {
         eprintln!(
@@ -183,29 +185,37 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         What::Build {
             warehouses,
             repeats,
-        } => bench_build(ctx, &server, *warehouses, *repeats),
+            warmup,
+        } => bench_build(ctx, &server, *warehouses, *repeats, *warmup),
         What::Driver { load } => bench_driver(ctx, &server, load),
         What::Snapshot { load, every } => bench_snapshot(ctx, &server, load, *every),
         What::Analyze { .. } => unreachable!("handled before the server starts"),
     }
 }
 
-fn bench_build(ctx: &Ctx, server: &Server, warehouses: i64, repeats: u32) -> Result<()> {
+fn bench_build(
+    ctx: &Ctx,
+    server: &Server,
+    warehouses: i64,
+    repeats: u32,
+    warmup: u32,
+) -> Result<()> {
     if warehouses < 1 {
         bail!("--warehouses must be at least 1");
     }
-    let dir = out_dir(ctx, "build")?;
-    let loader = Loader::for_size(Workload::Tprocc, &tprocc_size(warehouses))?;
+    let dir = out_dir(&ctx.runs_dir(), "build")?;
+    let loader = Loader::for_size(&tprocc_size(warehouses))?;
     // pgbench scale with about the same bytes (≈103 MB per warehouse, ≈15.6 MB per scale).
     let scale = ((warehouses as f64 * 103.0 / 15.6).round() as i64).max(1);
-    let (mut ours, mut theirs, mut copies, mut fresh) = (vec![], vec![], vec![], vec![]);
-    let mut runs = vec![];
-    for arm in order(repeats) {
-        if crate::rundir::interrupted() {
-            bail!("interrupted");
-        }
+    let runner = Runner {
+        arms: &["hotlab", "pgbench"],
+        repeats,
+        warmup,
+        dir: dir.clone(),
+    };
+    let samples = runner.run(|arm, _| {
         server.drop_own_database("hotlab_bench_copy")?;
-        if arm == 'A' {
+        if arm == "hotlab" {
             server.drop_own_database("hotlab_bench_pgbench")?;
             checkpoint(server)?;
             let t = Instant::now();
@@ -221,28 +231,34 @@ fn bench_build(ctx: &Ctx, server: &Server, warehouses: i64, repeats: u32) -> Res
                 "  hotlab build: {} MiB in {secs:.1} s; template copy {copy:.2} s",
                 bytes / 1048576
             );
-            ours.push(bytes as f64 / secs);
-            fresh.push(secs);
-            copies.push(copy);
-            runs.push(
-                json!({"arm": "hotlab", "bytes": bytes, "seconds": secs, "template_copy_s": copy}),
-            );
+            Ok(figures(&[
+                ("bytes_per_s", bytes as f64 / secs),
+                ("bytes", bytes as f64),
+                ("seconds", secs),
+                ("template_copy_s", copy),
+            ]))
         } else {
             server.drop_own_database("hotlab_bench_build")?;
             server.drop_own_database("hotlab_bench_pgbench")?;
             server.create_own_database("hotlab_bench_pgbench", None)?;
             checkpoint(server)?;
             let t = Instant::now();
-            let out = std::process::Command::new(server.bin("pgbench"))
-                .envs(server.conn.libpq_env("hotlab_bench_pgbench"))
-                .args(["-i", "-q", "-I", "dtgvp", "-s", &scale.to_string()])
-                .output()
-                .context("running pgbench -i")?;
-            if !out.status.success() {
-                bail!(
-                    "pgbench -i failed: {}",
-                    String::from_utf8_lossy(&out.stderr).trim()
-                );
+            let scale_s = scale.to_string();
+            let run = crate::proc::run_killable(
+                "pgbench -i",
+                duct::cmd!(
+                    server.bin("pgbench"),
+                    "-i",
+                    "-q",
+                    "-I",
+                    "dtgvp",
+                    "-s",
+                    scale_s
+                )
+                .full_env(libpq_env(server, "hotlab_bench_pgbench")),
+            )?;
+            if !run.status.success() {
+                bail!("pgbench -i failed: {}", run.output.trim());
             }
             checkpoint(server)?;
             let secs = t.elapsed().as_secs_f64();
@@ -251,10 +267,13 @@ fn bench_build(ctx: &Ctx, server: &Server, warehouses: i64, repeats: u32) -> Res
                 "  pgbench -i -s {scale}: {} MiB in {secs:.1} s",
                 bytes / 1048576
             );
-            theirs.push(bytes as f64 / secs);
-            runs.push(json!({"arm": "pgbench", "scale": scale, "bytes": bytes, "seconds": secs}));
+            Ok(figures(&[
+                ("bytes_per_s", bytes as f64 / secs),
+                ("bytes", bytes as f64),
+                ("seconds", secs),
+            ]))
         }
-    }
+    })?;
     for db in [
         "hotlab_bench_copy",
         "hotlab_bench_build",
@@ -262,65 +281,77 @@ fn bench_build(ctx: &Ctx, server: &Server, warehouses: i64, repeats: u32) -> Res
     ] {
         server.drop_own_database(db)?;
     }
-    let ratio = mean(&ours) / mean(&theirs);
-    let tpl = mean(&fresh) / mean(&copies);
+    let ratio = samples.ratio(("hotlab", "bytes_per_s"), ("pgbench", "bytes_per_s"));
+    let tpl = samples.ratio(("hotlab", "seconds"), ("hotlab", "template_copy_s"));
     println!(
         "bench build ({warehouses} warehouses, order {})",
-        order(repeats).iter().collect::<String>()
+        samples.order
     );
     println!(
         "  hotlab fresh build   {:>8.1} MB/s  (spread {:.0} %)",
-        mean(&ours) / 1e6,
-        spread(&ours)
+        samples.mean("hotlab", "bytes_per_s") / 1e6,
+        samples.spread("hotlab", "bytes_per_s")
     );
     println!(
         "  pgbench -i -I dtgvp  {:>8.1} MB/s  (spread {:.0} %)",
-        mean(&theirs) / 1e6,
-        spread(&theirs)
+        samples.mean("pgbench", "bytes_per_s") / 1e6,
+        samples.spread("pgbench", "bytes_per_s")
     );
     println!("  ratio                {ratio:>8.2}x   (target >= 1.2)");
     println!(
         "  template rebuild     {:>8.2} s vs fresh {:.1} s: {tpl:.0}x faster (target >= 10)",
-        mean(&copies),
-        mean(&fresh)
+        samples.mean("hotlab", "template_copy_s"),
+        samples.mean("hotlab", "seconds")
     );
     write_json_atomic(
         &dir.join("result.json"),
-        &json!({"what": "build", "warehouses": warehouses, "pgbench_scale": scale, "runs": runs,
-                "hotlab_bytes_per_s": mean(&ours), "pgbench_bytes_per_s": mean(&theirs),
+        &json!({"what": "build", "warehouses": warehouses, "pgbench_scale": scale,
+                "order": samples.order, "runs": samples.json(),
+                "hotlab_bytes_per_s": samples.mean("hotlab", "bytes_per_s"),
+                "pgbench_bytes_per_s": samples.mean("pgbench", "bytes_per_s"),
                 "ratio": ratio, "template_speedup": tpl}),
     )?;
     Ok(())
 }
 
+/// Named figures of one run.
+fn figures(v: &[(&str, f64)]) -> Vec<(String, f64)> {
+    v.iter().map(|(k, x)| (k.to_string(), *x)).collect()
+}
+
+/// This process's environment plus the server's libpq variables, for a pgbench child.
+fn libpq_env(server: &Server, db: &str) -> std::collections::HashMap<String, String> {
+    std::env::vars().chain(server.conn.libpq_env(db)).collect()
+}
+
 const PGBENCH_SCRIPTS: &[(&str, &str, u32)] = &[
     (
         "new_order.pgbench",
-        include_str!("../sql/bench/new_order.pgbench"),
+        include_str!("../../sql/bench/new_order.pgbench"),
         10,
     ),
     (
         "payment.pgbench",
-        include_str!("../sql/bench/payment.pgbench"),
+        include_str!("../../sql/bench/payment.pgbench"),
         10,
     ),
     (
         "delivery.pgbench",
-        include_str!("../sql/bench/delivery.pgbench"),
+        include_str!("../../sql/bench/delivery.pgbench"),
         1,
     ),
     (
         "stock_level.pgbench",
-        include_str!("../sql/bench/stock_level.pgbench"),
+        include_str!("../../sql/bench/stock_level.pgbench"),
         1,
     ),
     (
         "order_status.pgbench",
-        include_str!("../sql/bench/order_status.pgbench"),
+        include_str!("../../sql/bench/order_status.pgbench"),
         1,
     ),
 ];
-const WRAPPERS: &str = include_str!("../sql/bench/pgbench_wrappers.sql");
+const WRAPPERS: &str = include_str!("../../sql/bench/pgbench_wrappers.sql");
 
 fn fresh_db(server: &Server, template: &str) -> Result<()> {
     server.drop_own_database("hotlab_bench_driver")?;
@@ -337,40 +368,40 @@ fn bench_driver(ctx: &Ctx, server: &Server, load: &Load) -> Result<()> {
         vus,
         duration,
         repeats,
+        warmup,
     } = *load;
-    let dir = out_dir(ctx, "driver")?;
+    let dir = out_dir(&ctx.runs_dir(), "driver")?;
     let (size, template) = load.size_and_template(server)?;
     let shape = tprocc::Shape::of(&size)?;
     for (name, text, _) in PGBENCH_SCRIPTS {
         std::fs::write(dir.join(name), text)?;
     }
-    let (mut tps, mut cpu) = ((vec![], vec![]), (vec![], vec![]));
-    let mut cpu_process = vec![];
-    let mut runs = vec![];
-    for (k, arm) in order(repeats).into_iter().enumerate() {
-        if crate::rundir::interrupted() {
-            bail!("interrupted");
-        }
-        if arm == 'A' {
+    let runner = Runner {
+        arms: &["hotlab", "pgbench"],
+        repeats,
+        warmup,
+        dir: dir.clone(),
+    };
+    let samples = runner.run(|arm, k| {
+        if arm == "hotlab" {
             let c0 = cpu_seconds(libc::RUSAGE_SELF);
             let (out, _) = driver_run(server, &template, &shape, &dir.join(format!("hotlab-{k}")))?;
             let process = cpu_seconds(libc::RUSAGE_SELF) - c0;
             // The load generator is the VU threads; the monitor and the statistics sampler
             // (which pgbench does not have) are reported apart.
-            let c = out["vu_cpu_s"].as_f64().unwrap_or(process);
-            let t = out["client_transactions_per_s"].as_f64().unwrap_or(0.0);
-            let per_k = c / (t * duration / 1000.0);
+            let t = out.client_transactions_per_s;
+            let per_k = out.vu_cpu_s / (t * duration / 1000.0);
             let per_k_process = process / (t * duration / 1000.0);
             eprintln!(
                 "  hotlab driver: {t:.1} TPS, {per_k:.3} CPU s per 1,000 (whole process {per_k_process:.3})"
             );
-            tps.0.push(t);
-            cpu.0.push(per_k);
-            cpu_process.push(per_k_process);
-            runs.push(
-                json!({"arm": "hotlab", "tps": t, "cpu_s": c, "process_cpu_s": process,
-                             "cpu_s_per_1000": per_k, "process_cpu_s_per_1000": per_k_process}),
-            );
+            Ok(figures(&[
+                ("tps", t),
+                ("cpu_s", out.vu_cpu_s),
+                ("process_cpu_s", process),
+                ("cpu_s_per_1000", per_k),
+                ("process_cpu_s_per_1000", per_k_process),
+            ]))
         } else {
             fresh_db(server, &template)?;
             let mut a = vec![
@@ -392,48 +423,49 @@ fn bench_driver(ctx: &Ctx, server: &Server, load: &Load) -> Result<()> {
             }
             a.push("hotlab_bench_driver".into());
             let c0 = cpu_seconds(libc::RUSAGE_CHILDREN);
-            let out = std::process::Command::new(server.bin("pgbench"))
-                .envs(server.conn.libpq_env("hotlab_bench_driver"))
-                .args(&a)
-                .output()
-                .context("running pgbench")?;
+            let run = crate::proc::run_killable(
+                "pgbench",
+                duct::cmd(server.bin("pgbench"), &a)
+                    .full_env(libpq_env(server, "hotlab_bench_driver")),
+            )?;
             let c = cpu_seconds(libc::RUSAGE_CHILDREN) - c0;
-            let text = String::from_utf8_lossy(&out.stdout).to_string()
-                + &String::from_utf8_lossy(&out.stderr);
-            if !out.status.success() {
+            if !run.status.success() {
                 bail!(
                     "pgbench failed: {}",
-                    text.lines().rev().take(3).collect::<Vec<_>>().join(" | ")
+                    run.output.lines().rev().take(3).collect::<Vec<_>>().join(" | ")
                 );
             }
-            let s = pgbench::parse_summary(&text);
+            let s = pgbench::parse_summary(&run.output);
             let t = s.tps.unwrap_or(0.0);
             let per_k = c / (s.transactions as f64 / 1000.0);
             eprintln!("  pgbench:       {t:.1} TPS, {per_k:.3} CPU s per 1,000");
-            tps.1.push(t);
-            cpu.1.push(per_k);
-            runs.push(json!({"arm": "pgbench", "tps": t, "transactions": s.transactions, "cpu_s": c, "cpu_s_per_1000": per_k}));
+            Ok(figures(&[
+                ("tps", t),
+                ("transactions", s.transactions as f64),
+                ("cpu_s", c),
+                ("cpu_s_per_1000", per_k),
+            ]))
         }
-    }
+    })?;
     server.drop_own_database("hotlab_bench_driver")?;
-    let tps_ratio = mean(&tps.0) / mean(&tps.1);
-    let cpu_ratio = mean(&cpu.0) / mean(&cpu.1);
+    let tps_ratio = samples.ratio(("hotlab", "tps"), ("pgbench", "tps"));
+    let cpu_ratio = samples.ratio(("hotlab", "cpu_s_per_1000"), ("pgbench", "cpu_s_per_1000"));
     println!(
         "bench driver ({warehouses} warehouses, {vus} clients, {duration} s per run, order {})",
-        order(repeats).iter().collect::<String>()
+        samples.order
     );
     println!(
         "  hotlab   {:>8.1} TPS (spread {:.0} %)  {:.3} CPU s / 1,000 (VU threads; whole process {:.3})",
-        mean(&tps.0),
-        spread(&tps.0),
-        mean(&cpu.0),
-        mean(&cpu_process)
+        samples.mean("hotlab", "tps"),
+        samples.spread("hotlab", "tps"),
+        samples.mean("hotlab", "cpu_s_per_1000"),
+        samples.mean("hotlab", "process_cpu_s_per_1000")
     );
     println!(
         "  pgbench  {:>8.1} TPS (spread {:.0} %)  {:.3} CPU s / 1,000",
-        mean(&tps.1),
-        spread(&tps.1),
-        mean(&cpu.1)
+        samples.mean("pgbench", "tps"),
+        samples.spread("pgbench", "tps"),
+        samples.mean("pgbench", "cpu_s_per_1000")
     );
     println!(
         "  TPS ratio {tps_ratio:.2} (target >= 1.0); CPU ratio {cpu_ratio:.2} (target <= 1.0)"
@@ -441,8 +473,9 @@ fn bench_driver(ctx: &Ctx, server: &Server, load: &Load) -> Result<()> {
     write_json_atomic(
         &dir.join("result.json"),
         &json!({"what": "driver", "warehouses": warehouses, "vus": vus, "duration_s": duration,
-                "runs": runs, "tps_ratio": tps_ratio, "cpu_ratio": cpu_ratio,
-                "process_cpu_ratio": mean(&cpu_process) / mean(&cpu.1)}),
+                "order": samples.order, "runs": samples.json(), "tps_ratio": tps_ratio,
+                "cpu_ratio": cpu_ratio,
+                "process_cpu_ratio": samples.ratio(("hotlab", "process_cpu_s_per_1000"), ("pgbench", "cpu_s_per_1000"))}),
     )?;
     Ok(())
 }
@@ -454,7 +487,7 @@ fn driver_run(
     template: &str,
     shape: &tprocc::Shape,
     dir: &std::path::Path,
-) -> Result<(serde_json::Value, Vec<f64>)> {
+) -> Result<(tprocc::driver::Outcome, Vec<f64>)> {
     fresh_db(server, template)?;
     let rd = RunDir {
         path: dir.to_path_buf(),
@@ -463,7 +496,7 @@ fn driver_run(
     let mut sampler = Sampler::new(server, "hotlab_bench_driver", &rd)?;
     let mut csv = CsvAppender::open(&rd.file("workload.csv"), tprocc::driver::WORKLOAD_HEADER)?;
     let out = tprocc::driver::run(server, "hotlab_bench_driver", shape, &mut sampler, &mut csv)?;
-    Ok((out.json, sampler.taken_ms.clone()))
+    Ok((out, sampler.taken_ms.clone()))
 }
 
 fn bench_snapshot(ctx: &Ctx, server: &Server, load: &Load, every: f64) -> Result<()> {
@@ -472,12 +505,13 @@ fn bench_snapshot(ctx: &Ctx, server: &Server, load: &Load, every: f64) -> Result
         vus,
         duration,
         repeats,
+        warmup,
     } = *load;
     if every <= 0.0 || every >= duration {
         bail!("--every must be above 0 and below --duration ({duration} s)");
     }
-    let dir = out_dir(ctx, "snapshot")?;
-    let (mut size, template) = load.size_and_template(server)?;
+    let dir = out_dir(&ctx.runs_dir(), "snapshot")?;
+    let (size, template) = load.size_and_template(server)?;
     // Idle: twenty samples of the whole database.
     fresh_db(server, &template)?;
     let rd = RunDir {
@@ -490,14 +524,16 @@ fn bench_snapshot(ctx: &Ctx, server: &Server, load: &Load, every: f64) -> Result
     }
     let idle = sampler.taken_ms.clone();
     drop(sampler);
-    // Under load: A snapshots every `every` seconds, B only at the window's two ends.
-    let (mut with, mut without, mut loaded_ms) = (vec![], vec![], vec![]);
-    let mut runs = vec![];
-    for (k, arm) in order(repeats).into_iter().enumerate() {
-        if crate::rundir::interrupted() {
-            bail!("interrupted");
-        }
-        size.snapshot_every_s = Some(if arm == 'A' { every } else { duration });
+    // Under load: "with" snapshots every `every` seconds, "without" only at the window's ends.
+    let runner = Runner {
+        arms: &["with", "without"],
+        repeats,
+        warmup,
+        dir: dir.clone(),
+    };
+    let samples = runner.run(|arm, k| {
+        let mut size = size.clone();
+        size.snapshot_every_s = Some(if arm == "with" { every } else { duration });
         let shape = tprocc::Shape::of(&size)?;
         let (out, ms) = driver_run(
             server,
@@ -505,51 +541,44 @@ fn bench_snapshot(ctx: &Ctx, server: &Server, load: &Load, every: f64) -> Result
             &shape,
             &dir.join(format!("run-{k}-{arm}")),
         )?;
-        let tps = out["client_transactions_per_s"].as_f64().unwrap_or(0.0);
-        let label = if arm == 'A' { "with" } else { "without" };
-        eprintln!(
-            "  {label:<7} snapshots: {tps:.1} TPS ({} samples)",
-            ms.len()
-        );
-        if arm == 'A' {
-            with.push(tps);
-            loaded_ms.extend(ms.iter().copied());
-        } else {
-            without.push(tps);
-        }
-        runs.push(json!({"snapshots": label, "tps": tps, "snapshot_ms": ms}));
-    }
+        let tps = out.client_transactions_per_s;
+        eprintln!("  {arm:<7} snapshots: {tps:.1} TPS ({} samples)", ms.len());
+        let mut f = figures(&[("tps", tps)]);
+        f.extend(ms.iter().map(|m| ("snapshot_ms".to_string(), *m)));
+        Ok(f)
+    })?;
     server.drop_own_database("hotlab_bench_driver")?;
-    let max = |v: &[f64]| v.iter().cloned().fold(0.0, f64::max);
-    let cost = 100.0 * (1.0 - mean(&with) / mean(&without));
+    let loaded_ms = samples.of("with", "snapshot_ms");
+    let idle_max = idle.iter().cloned().fold(0.0, f64::max);
+    let cost = 100.0 * (1.0 - samples.ratio(("with", "tps"), ("without", "tps")));
+    let m = crate::stats::mean;
     println!(
         "bench snapshot ({warehouses} warehouses, {vus} clients, {duration} s per run, every {every} s, order {})",
-        order(repeats).iter().collect::<String>()
+        samples.order
     );
     println!(
-        "  per snapshot, idle        {:>7.1} ms mean, {:.1} ms max (target <= 100)",
-        mean(&idle),
-        max(&idle)
+        "  per snapshot, idle        {:>7.1} ms mean, {idle_max:.1} ms max (target <= 100)",
+        m(&idle)
     );
     println!(
         "  per snapshot, under load  {:>7.1} ms mean, {:.1} ms max",
-        mean(&loaded_ms),
-        max(&loaded_ms)
+        m(&loaded_ms),
+        samples.max("with", "snapshot_ms")
     );
     println!(
         "  with snapshots    {:>8.1} TPS (spread {:.1} %)",
-        mean(&with),
-        spread(&with)
+        samples.mean("with", "tps"),
+        samples.spread("with", "tps")
     );
     println!(
         "  without           {:>8.1} TPS (spread {:.1} %)",
-        mean(&without),
-        spread(&without)
+        samples.mean("without", "tps"),
+        samples.spread("without", "tps")
     );
     println!("  throughput cost   {cost:>8.2} % (target <= 1; compare with the spreads)");
     // What the spreads cannot resolve: the time the snapshots occupy, as a share of the interval.
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
-    let duty = 100.0 * mean(&loaded_ms) / (every * 1000.0);
+    let duty = 100.0 * m(&loaded_ms) / (every * 1000.0);
     println!(
         "  snapshot duty     {duty:>8.2} % of one core every {every} s ({:.2} % of {cores} cores: the cost if the workload used every core)",
         duty / cores
@@ -557,10 +586,10 @@ fn bench_snapshot(ctx: &Ctx, server: &Server, load: &Load, every: f64) -> Result
     write_json_atomic(
         &dir.join("result.json"),
         &json!({"what": "snapshot", "warehouses": warehouses, "vus": vus, "duration_s": duration,
-                "every_s": every, "idle_ms": idle, "runs": runs,
-                "idle_ms_mean": mean(&idle), "loaded_ms_mean": mean(&loaded_ms),
-                "tps_with": mean(&with), "tps_without": mean(&without), "cost_pct": cost,
-                "duty_pct_of_one_core": 100.0 * mean(&loaded_ms) / (every * 1000.0)}),
+                "every_s": every, "idle_ms": idle, "order": samples.order, "runs": samples.json(),
+                "idle_ms_mean": m(&idle), "loaded_ms_mean": m(&loaded_ms),
+                "tps_with": samples.mean("with", "tps"), "tps_without": samples.mean("without", "tps"),
+                "cost_pct": cost, "duty_pct_of_one_core": duty}),
     )?;
     Ok(())
 }
@@ -628,7 +657,7 @@ fn generate_run(
     Ok(())
 }
 
-fn bench_analyze(ctx: &Ctx, runs: usize, samples: usize) -> Result<()> {
+fn bench_analyze(ctx: &Ctx, runs: usize, samples: usize, repeats: u32) -> Result<()> {
     if runs == 0 || samples < 2 {
         bail!("bench analyze needs --runs >= 1 and --samples >= 2");
     }
@@ -639,7 +668,7 @@ fn bench_analyze(ctx: &Ctx, runs: usize, samples: usize) -> Result<()> {
             template.display()
         );
     }
-    let dir = out_dir(ctx, "analyze")?;
+    let dir = out_dir(&ctx.runs_dir(), "analyze")?;
     let set = dir.join("runs");
     let t = Instant::now();
     let mut dirs = vec![];
@@ -649,31 +678,37 @@ fn bench_analyze(ctx: &Ctx, runs: usize, samples: usize) -> Result<()> {
         dirs.push(d);
     }
     let generated = t.elapsed().as_secs_f64();
-    let rows: usize = std::fs::read_to_string(dirs[0].join("snapshots/tables.csv"))?
-        .lines()
-        .count()
-        + std::fs::read_to_string(dirs[0].join("snapshots/database.csv"))?
-            .lines()
-            .count()
-        + std::fs::read_to_string(dirs[0].join("snapshots/buffers.csv"))?
+    let mut rows = 0;
+    for f in ["tables.csv", "database.csv", "buffers.csv"] {
+        rows += std::fs::read_to_string(dirs[0].join("snapshots").join(f))?
             .lines()
             .count();
-    // Three passes (the first with whatever page cache the generation left): median and best.
-    let mut times = vec![];
+    }
+    // Timed passes (the first with whatever page cache the generation left): median and best.
     let mut analysis = None;
-    for _ in 0..3 {
+    let runner = Runner {
+        arms: &["analyze"],
+        repeats,
+        warmup: 0,
+        dir: dir.clone(),
+    };
+    let timed = runner.run(|_, _| {
         let t = Instant::now();
         analysis = Some(crate::analyze::analyze_dirs(&dirs, false)?);
-        times.push(t.elapsed().as_secs_f64());
-    }
+        Ok(figures(&[("seconds", t.elapsed().as_secs_f64())]))
+    })?;
     let t = Instant::now();
-    crate::analyze::write(&dir, analysis.as_ref().expect("three passes"))?;
+    crate::analyze::write(&dir, analysis.as_ref().expect("one pass at least"))?;
     let report = t.elapsed().as_secs_f64();
+    let times = timed.of("analyze", "seconds");
     let mut sorted = times.clone();
     sorted.sort_by(f64::total_cmp);
-    let (best, secs) = (sorted[0], sorted[1]);
+    let (best, secs) = (sorted[0], sorted[sorted.len() / 2]);
     println!("bench analyze ({runs} runs x {samples} samples, {rows} CSV rows per run; generated in {generated:.1} s)");
-    println!("  analyze          {secs:>6.2} s median of 3, best {best:.2} s (target <= 2)");
+    println!(
+        "  analyze          {secs:>6.2} s median of {}, best {best:.2} s (target <= 2)",
+        times.len()
+    );
     println!("  writing the report {report:>4.2} s");
     write_json_atomic(
         &dir.join("result.json"),

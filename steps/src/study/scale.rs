@@ -10,27 +10,10 @@
 use std::collections::BTreeMap;
 
 use anyhow::{bail, Context, Result};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::experiment::Size;
-
-/// `scale:` in a size of the study file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Scale {
-    /// The article size this one is a scale model of.
-    pub from: String,
-    /// Warehouses of the model: bytes scale by warehouses / the article size's warehouses.
-    pub warehouses: i64,
-    /// New orders per warehouse per minute this machine sustains at the model's size; the time
-    /// factor is the article size's `nopm_per_warehouse` divided by this.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nopm_per_warehouse: Option<f64>,
-    /// The time factor itself, instead of `nopm_per_warehouse`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub time_factor: Option<f64>,
-}
+use super::size::{Scale, TproccSize as Size};
 
 /// Settings that are bytes: they follow the data.
 pub const BYTE_SETTINGS: &[&str] = &[
@@ -360,14 +343,17 @@ mod tests {
 
     /// Study 000's server settings and article-small, as in data/studies/hexacluster-tprocc.yaml.
     fn article() -> (BTreeMap<String, String>, Size) {
-        let study: crate::experiment::Study = serde_norway::from_str(
+        let study: crate::study::Study = serde_norway::from_str(
             &std::fs::read_to_string(
                 crate::ctx::project_root().join("data/studies/hexacluster-tprocc.yaml"),
             )
             .unwrap(),
         )
         .unwrap();
-        (study.server.clone(), study.sizes["article-small"].clone())
+        let crate::study::Sizes::Tprocc(sizes) = &study.sizes else {
+            panic!("study 000 is tprocc")
+        };
+        (study.server.clone(), sizes["article-small"].clone())
     }
 
     fn scale(wh: i64, t: f64) -> Scale {

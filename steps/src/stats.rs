@@ -1,0 +1,65 @@
+//! Statistics of repeated figures, the one place for them: mean, min, max and spread, used by
+//! `analyze` (arms' repeats) and `bench` (A B B A runs). A leaf.
+
+use serde_json::{json, Value};
+
+/// Mean, min, max and spread ((max − min) / mean, in %) of repeated figures.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Stats {
+    pub n: usize,
+    pub mean: f64,
+    pub min: f64,
+    pub max: f64,
+    pub spread_pct: Option<f64>,
+}
+
+impl Stats {
+    pub fn of(v: &[f64]) -> Option<Stats> {
+        if v.is_empty() {
+            return None;
+        }
+        let mean = v.iter().sum::<f64>() / v.len() as f64;
+        let (min, max) = v
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(*x), b.max(*x)));
+        Some(Stats {
+            n: v.len(),
+            mean,
+            min,
+            max,
+            spread_pct: (mean != 0.0).then(|| 100.0 * (max - min) / mean.abs()),
+        })
+    }
+
+    pub fn json(s: Option<Stats>) -> Value {
+        match s {
+            None => Value::Null,
+            Some(s) => json!({"n": s.n, "mean": s.mean, "min": s.min, "max": s.max,
+                              "spread_pct": s.spread_pct}),
+        }
+    }
+}
+
+/// The mean of `v` (0 when empty).
+pub fn mean(v: &[f64]) -> f64 {
+    Stats::of(v).map_or(0.0, |s| s.mean)
+}
+
+/// The spread of `v` in % (0 when empty or the mean is 0).
+pub fn spread(v: &[f64]) -> f64 {
+    Stats::of(v).and_then(|s| s.spread_pct).unwrap_or(0.0)
+}
+
+/// Items in alternating order over `repeats` rounds (A B, B A, A B …) with each round's index:
+/// the one place the comparison order is decided, for arms (`init`) and benchmarks alike.
+pub fn alternating<T: Clone>(items: &[T], repeats: u32) -> Vec<(u32, T)> {
+    let mut out = vec![];
+    for k in 0..repeats {
+        let mut round = items.to_vec();
+        if k % 2 == 1 {
+            round.reverse();
+        }
+        out.extend(round.into_iter().map(|x| (k, x)));
+    }
+    out
+}

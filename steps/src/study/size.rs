@@ -1,0 +1,199 @@
+//! One size type per workload, as the study file writes them (`deny_unknown_fields` on each, so
+//! a misspelt or misplaced field is refused by the parser, with its name). A size says what the
+//! workload needs; `workload::*::Shape::of` fills the defaults and checks ranges.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// A size of a study: which workload's parameters it holds is the study's `workload:`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Size {
+    Spv(SpvSize),
+    Tprocc(TproccSize),
+}
+
+impl Size {
+    /// Server settings for this size, on top of the study's.
+    pub fn server(&self) -> &BTreeMap<String, String> {
+        match self {
+            Size::Spv(s) => &s.server,
+            Size::Tprocc(s) => &s.server,
+        }
+    }
+
+    /// The RAM of the machine this size stands for (`run` confines the server to it).
+    pub fn ram(&self) -> Option<&str> {
+        match self {
+            Size::Spv(s) => s.ram.as_deref(),
+            Size::Tprocc(s) => s.ram.as_deref(),
+        }
+    }
+
+    pub fn workload(&self) -> super::Workload {
+        match self {
+            Size::Spv(_) => super::Workload::Spv,
+            Size::Tprocc(_) => super::Workload::Tprocc,
+        }
+    }
+
+    /// Parses a size of `workload` from JSON (meta.json's `size_spec`).
+    pub fn from_json(workload: super::Workload, v: serde_json::Value) -> serde_json::Result<Size> {
+        Ok(match workload {
+            super::Workload::Spv => Size::Spv(serde_json::from_value(v)?),
+            super::Workload::Tprocc => Size::Tprocc(serde_json::from_value(v)?),
+        })
+    }
+}
+
+/// Written flat (the workload is named beside it), as meta.json's `size_spec` always was.
+impl Serialize for Size {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Size::Spv(x) => x.serialize(s),
+            Size::Tprocc(x) => x.serialize(s),
+        }
+    }
+}
+
+/// Study 003: many-row UPDATE statements through pgbench on one small table.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SpvSize {
+    pub rows: u64,
+    pub pad_chars: u32,
+    pub statements: u64,
+    pub rows_per_statement: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clients: Option<u32>,
+    /// Seconds between statistics snapshots during `run`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot_every_s: Option<f64>,
+    /// pgbench --random-seed, the same in every arm so arms see the same update sequence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub random_seed: Option<u64>,
+    /// Server settings for this size, on top of the study's.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub server: BTreeMap<String, String>,
+    /// The RAM of the machine this size stands for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ram: Option<String>,
+}
+
+/// Study 000: HammerDB-compatible TPC-C. Every field may be left out of a scale model, which
+/// takes them from its article size (`scale.rs`); `tprocc::Shape::of` checks the rest.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TproccSize {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warehouses: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vus: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rampup_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_s: Option<f64>,
+    /// Seconds between statistics snapshots during `run`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot_every_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<Profile>,
+    /// HammerDB's "use all warehouses": each VU spreads over a list of warehouses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub all_warehouses: Option<bool>,
+    /// Server settings for this size, on top of the study's.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub server: BTreeMap<String, String>,
+    /// Article sizes: new orders per warehouse per minute the article's default arm ran (its
+    /// churn), the time base of a scale model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nopm_per_warehouse: Option<f64>,
+    /// The RAM of the machine this size stands for. `run` confines a server on this machine to
+    /// it (page cache included) where the platform allows; a scale model scales it as bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ram: Option<String>,
+    /// A scale model of an article size (see `scale.rs` and the README's "Scale models").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<Scale>,
+}
+
+impl SpvSize {
+    /// The ranges the type cannot say.
+    pub fn check(&self) -> anyhow::Result<()> {
+        let (rows, per) = (self.rows, self.rows_per_statement);
+        if per == 0 || per > rows {
+            anyhow::bail!("rows_per_statement {per} must be between 1 and rows ({rows})");
+        }
+        let clients = self.clients.unwrap_or(1).max(1);
+        if !self.statements.is_multiple_of(clients as u64) {
+            anyhow::bail!(
+                "statements ({}) must divide evenly among {clients} clients",
+                self.statements
+            );
+        }
+        check_snapshot_every(self.snapshot_every_s)
+    }
+}
+
+impl TproccSize {
+    /// The ranges the type cannot say (a scale model is checked once resolved).
+    pub fn check(&self) -> anyhow::Result<()> {
+        let Some(warehouses) = self.warehouses else {
+            anyhow::bail!("tprocc sizes need warehouses");
+        };
+        if warehouses < 1 {
+            anyhow::bail!("warehouses must be at least 1 (got {warehouses})");
+        }
+        if self.vus == Some(0) {
+            anyhow::bail!("vus must be at least 1");
+        }
+        if self.duration_s.is_some_and(|d| d <= 0.0) {
+            anyhow::bail!("duration_s must be positive");
+        }
+        check_snapshot_every(self.snapshot_every_s)
+    }
+}
+
+fn check_snapshot_every(e: Option<f64>) -> anyhow::Result<()> {
+    if e.is_some_and(|e| e <= 0.0) {
+        anyhow::bail!("snapshot_every_s must be positive");
+    }
+    Ok(())
+}
+
+/// The TPROC-C transaction profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Profile {
+    /// HammerDB's update column set and 10/10/1/1/1 mix, uniform ids; two defects fixed.
+    #[default]
+    Hammerdb,
+    /// The full TPC-C updates, NURand ids, 45/43/4/4/4.
+    Spec,
+}
+
+impl Profile {
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::Hammerdb => "hammerdb",
+            Profile::Spec => "spec",
+        }
+    }
+}
+
+/// `scale:` in a size of the study file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scale {
+    /// The article size this one is a scale model of.
+    pub from: String,
+    /// Warehouses of the model: bytes scale by warehouses / the article size's warehouses.
+    pub warehouses: i64,
+    /// New orders per warehouse per minute this machine sustains at the model's size; the time
+    /// factor is the article size's `nopm_per_warehouse` divided by this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nopm_per_warehouse: Option<f64>,
+    /// The time factor itself, instead of `nopm_per_warehouse`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_factor: Option<f64>,
+}
