@@ -40,6 +40,11 @@ impl Stats {
     }
 }
 
+/// The mean of `v`, None when empty.
+pub fn mean_of(v: &[f64]) -> Option<f64> {
+    Stats::of(v).map(|s| s.mean)
+}
+
 /// The mean of `v` (0 when empty).
 pub fn mean(v: &[f64]) -> f64 {
     Stats::of(v).map_or(0.0, |s| s.mean)

@@ -21,6 +21,9 @@ fn spv_ci_fillfactor_50_beats_100() {
     .plan(&ctx)
     .unwrap();
     let (sweep, arms) = create_sweep(&ctx, &plan, "test", None, false, "test").unwrap();
+    // Every step reads the plan init resolved, never the study file: a study edited (here,
+    // broken) half-way through a sweep changes nothing in it.
+    std::fs::write(ctx.data_dir.join("studies/spv.yaml"), "not: [a study\n").unwrap();
     for a in &arms {
         testing::arm_cycle(&ctx, &a.path).unwrap();
     }

@@ -88,6 +88,23 @@ fn study_and_arm_input_is_checked() {
         &xtask(&env, &["init", "--study", "bad"]),
         &["unknown field `colour`", "fix the study file"],
     );
+    // A field of another workload's size is refused by that workload's size type, by name.
+    let misplaced = std::fs::read_to_string(ctx.data_dir.join("studies/spv.yaml"))
+        .unwrap()
+        .replacen("  ci:\n", "  ci:\n    warehouses: 4\n", 1);
+    assert!(
+        misplaced.contains("warehouses: 4"),
+        "spv.yaml has no ci size"
+    );
+    std::fs::write(ctx.data_dir.join("studies/misplaced.yaml"), misplaced).unwrap();
+    fails(
+        &xtask(&env, &["init", "--study", "misplaced"]),
+        &[
+            "sizes.ci (spv size)",
+            "unknown field `warehouses`",
+            "fix the study file",
+        ],
+    );
     // Sweeps: one value, a repeated value, a table the workload never updates.
     let sweep = |t: &str, v: &str| {
         xtask(
@@ -162,6 +179,34 @@ fn study_and_arm_input_is_checked() {
         .unwrap()
         .next()
         .is_none());
+}
+
+#[test]
+fn init_writes_the_typed_plan_and_older_run_directories_are_refused() {
+    let ctx = testing::ctx("cli-plan");
+    let env = testing::env_of(&ctx);
+    // A run directory written before plans were typed is refused with the command that fixes it.
+    let made = xtask(
+        &env,
+        &["init", "--study", "spv", "--size", "ci", "--arms", "ff100"],
+    );
+    assert!(made.status.success());
+    let arm = String::from_utf8_lossy(&made.stdout)
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    let meta_path = Path::new(&arm).join("meta.json");
+    let mut meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&meta_path).unwrap()).unwrap();
+    assert_eq!(meta["plan_version"], 1, "init writes the typed plan");
+    assert_eq!(meta["rewrite"], serde_json::json!(["spv"]));
+    meta.as_object_mut().unwrap().remove("plan_version");
+    std::fs::write(&meta_path, meta.to_string()).unwrap();
+    fails(
+        &xtask(&env, &["build", "--run", &arm]),
+        &["older hotlab", "cargo xtask init --study spv"],
+    );
 }
 
 #[test]

@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 
 use super::load::ArmRun;
 use super::{bytes, md_table, num, pct};
+use crate::stats::mean_of;
 
 /// The swept table, from the sweep.json beside the runs.
 pub fn swept_table(runs: &[ArmRun]) -> Option<String> {
@@ -30,10 +31,6 @@ struct Step {
     rows: f64,
 }
 
-fn mean(v: &[f64]) -> Option<f64> {
-    crate::stats::Stats::of(v).map(|s| s.mean)
-}
-
 pub fn ladder(runs: &[ArmRun], table: &str, threshold: f64) -> (String, Value) {
     let tprocc = runs
         .iter()
@@ -45,7 +42,7 @@ pub fn ladder(runs: &[ArmRun], table: &str, threshold: f64) -> (String, Value) {
         .iter()
         .filter(|r| r.plan.sweep_table.as_deref() == Some(table))
     {
-        let Some(ff) = r.plan.arm.fillfactor.get(table).map(|f| *f as u64) else {
+        let Some(ff) = r.fillfactor(table).map(|f| f.round() as u64) else {
             continue;
         };
         let s = steps.entry(ff as u32).or_default();
@@ -93,15 +90,15 @@ pub fn ladder(runs: &[ArmRun], table: &str, threshold: f64) -> (String, Value) {
             num(hot, 2),
             num(newpage, 2),
             num(same, 2),
-            num(mean(&s.throughput), if tprocc { 0 } else { 1 }),
-            bytes(mean(&s.growth)),
-            num(mean(&s.vacuum), 2),
+            num(mean_of(&s.throughput), if tprocc { 0 } else { 1 }),
+            bytes(mean_of(&s.growth)),
+            num(mean_of(&s.vacuum), 2),
         ]);
         json_rows.push(json!({
             "fillfactor": ff, "runs": s.runs, "status": status, "n_tup_upd": s.upd,
             "hot_pct": hot, "newpage_pct": newpage, "samepage_nonhot_pct": same,
-            "throughput": mean(&s.throughput), "heap_growth_bytes": mean(&s.growth),
-            "vacuum_s": mean(&s.vacuum),
+            "throughput": mean_of(&s.throughput), "heap_growth_bytes": mean_of(&s.growth),
+            "vacuum_s": mean_of(&s.vacuum),
         }));
     }
     let rec = recommend(table, &candidates, threshold);

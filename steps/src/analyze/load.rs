@@ -119,6 +119,15 @@ impl ArmRun {
         self.plan.arm.name.clone()
     }
 
+    /// The fillfactor `table` had: what the snapshots saw during the run, else what
+    /// apply-fillfactor read back, else what the plan asked. The one place analyze reads it.
+    pub fn fillfactor(&self, table: &str) -> Option<f64> {
+        self.table(table, "fillfactor")
+            .last
+            .or_else(|| self.fillfactor["relations"][table]["read_back"].as_f64())
+            .or_else(|| self.plan.arm.fillfactor.get(table).map(|f| *f as f64))
+    }
+
     pub fn name(&self) -> String {
         self.plan.run.clone()
     }

@@ -46,7 +46,7 @@ fn row(r: &ArmRun) -> Row {
     Row {
         arm: r.name(),
         status: r.status(),
-        ff: r.table(TABLE, "fillfactor").last,
+        ff: r.fillfactor(TABLE),
         duration_s: f("duration_s"),
         statements_per_s: f("statements_per_s"),
         rows_per_s: f("rows_per_s"),

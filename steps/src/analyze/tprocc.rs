@@ -99,7 +99,7 @@ fn table_figures(r: &ArmRun, t: &str) -> Value {
         _ => None,
     };
     json!({
-        "fillfactor": r.table(t, "fillfactor").last,
+        "fillfactor": r.fillfactor(t),
         "n_tup_upd": upd,
         "n_tup_hot_upd": hot,
         "n_tup_newpage_upd": newpage,

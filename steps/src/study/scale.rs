@@ -193,8 +193,7 @@ pub fn derive(
     if t <= 0.0 {
         bail!("the time factor must be positive (got {t})");
     }
-    let mut server = study_server.clone();
-    server.extend(from.server.clone());
+    let server = super::merge_settings(study_server, &from.server);
     let mut values = BTreeMap::new();
     let mut out_server = BTreeMap::new();
     for (k, v) in &server {
