@@ -157,52 +157,48 @@ fn code_of(text: &str) -> String {
     out
 }
 
-/// The crate modules a file's code names: `crate::a::b`, `crate::{a, b::c}`, `super::x`.
+/// The crate modules a file's code names: `crate::a::b`, `crate::{a, b::c}`, `crate::a::{b, c}`,
+/// and the same through `super::` and `self::`.
 fn imports_of(module: &str, code: &str, modules: &BTreeSet<String>) -> BTreeSet<String> {
+    let parts: Vec<&str> = module.split("::").collect();
+    let parent = parts[..parts.len() - 1].join("::");
+    let abs = |p: &str| {
+        if p.is_empty() {
+            "crate::".to_string()
+        } else {
+            format!("crate::{p}::")
+        }
+    };
+    let code = code
+        .replace("super::", &abs(&parent))
+        .replace("self::", &abs(module));
+    let ident = |c: char| c.is_alphanumeric() || c == '_' || c == ':';
     let mut paths = vec![];
-    let mut rest = code;
+    let mut rest = code.as_str();
     while let Some(i) = rest.find("crate::") {
         rest = &rest[i + 7..];
-        if let Some(group) = rest.strip_prefix('{') {
-            // One level of grouping is enough for this code base.
-            let end = group
-                .find("};")
-                .or_else(|| group.find('}'))
-                .unwrap_or(group.len());
+        let path: String = rest.chars().take_while(|c| ident(*c)).collect();
+        let after = &rest[path.len()..];
+        if let Some(group) = after.strip_prefix('{') {
+            // Items of the group, split at its top level, each under `path`.
             let mut depth = 0;
             let mut cur = String::new();
-            for ch in group[..end].chars() {
+            for ch in group.chars() {
                 match ch {
                     '{' => depth += 1,
+                    '}' if depth == 0 => break,
                     '}' => depth -= 1,
-                    ',' if depth == 0 => paths.push(std::mem::take(&mut cur)),
+                    ',' if depth == 0 => {
+                        paths.push(format!("{path}{}", std::mem::take(&mut cur).trim()))
+                    }
                     _ if depth == 0 => cur.push(ch),
                     _ => {}
                 }
             }
-            paths.push(cur);
+            paths.push(format!("{path}{}", cur.trim()));
         } else {
-            let p: String = rest
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
-                .collect();
-            paths.push(p);
+            paths.push(path);
         }
-    }
-    let parent: Vec<&str> = module.split("::").collect();
-    let mut sup = code;
-    while let Some(i) = sup.find("super::") {
-        sup = &sup[i + 7..];
-        let p: String = sup
-            .chars()
-            .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
-            .collect();
-        let base = parent[..parent.len().saturating_sub(1)].join("::");
-        paths.push(if base.is_empty() {
-            p
-        } else {
-            format!("{base}::{p}")
-        });
     }
     // Paths relative to this module: its own submodules (`size::Size` in `study/mod.rs`).
     let prefix = format!("{module}::");

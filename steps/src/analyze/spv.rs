@@ -128,75 +128,10 @@ pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
             .partial_cmp(&a.0.ff)
             .unwrap_or(std::cmp::Ordering::Equal)
     });
-    let header = [
-        "run",
-        "fillfactor",
-        "status",
-        "seconds",
-        "statements/s",
-        "rows/s",
-        "HOT %",
-        "new-page %",
-        "live tuples",
-        "dead tuples",
-        "table before",
-        "table after",
-        "index before",
-        "index after",
-        "WAL",
-    ];
-    let md_rows: Vec<Vec<String>> = rows
-        .iter()
-        .map(|(r, _)| {
-            vec![
-                r.arm.clone(),
-                num(r.ff, 0),
-                r.status.clone(),
-                num(r.duration_s, 2),
-                num(r.statements_per_s, 1),
-                num(r.rows_per_s, 0),
-                num(r.hot_pct(), 1),
-                num(r.newpage_pct(), 1),
-                num(r.live, 0),
-                num(r.dead, 0),
-                bytes(r.heap_before),
-                bytes(r.heap_after),
-                bytes(r.idx_before),
-                bytes(r.idx_after),
-                bytes(r.wal),
-            ]
-        })
-        .collect();
     let cl = claims(&rows.iter().map(|(r, _)| r).collect::<Vec<_>>());
-    let mut md = String::from("## Study 003: fillfactor, HOT updates and single-page vacuum\n\n");
-    md.push_str(&md_table(&header, &md_rows));
-    md.push_str("\nHOT % and new-page % are shares of `n_tup_upd` over the measured window; ");
-    md.push_str("sizes are `pg_relation_size` / `pg_indexes_size` at its first and last sample; ");
-    md.push_str("WAL is the insert-LSN difference.\n\n");
-    if !cl.is_empty() {
-        md.push_str("### The article's claims, checked against these runs\n\n");
-        let claim_rows: Vec<Vec<String>> = cl
-            .iter()
-            .map(|c| {
-                vec![
-                    c["claim"].as_str().unwrap_or("").to_string(),
-                    c["verdict"].as_str().unwrap_or("not measured").to_string(),
-                ]
-            })
-            .collect();
-        md.push_str(&md_table(&["claim (003)", "ours"], &claim_rows));
-    }
-    let best_rate = rows
-        .iter()
-        .filter_map(|(r, _)| r.statements_per_s)
-        .fold(None::<f64>, |a, b| Some(a.map_or(b, |a| a.max(b))));
-    md.push_str(&format!(
-        "\nPublished: {PUBLISHED_REQUESTS_PER_S} requests/s at one fillfactor the article does not name \
-         ({} rows/s); ours ranged up to {} statements/s. Absolute rates depend on the machine; \
-         the article's other results are charts without values.\n",
-        PUBLISHED_REQUESTS_PER_S * 1000.0,
-        num(best_rate, 1)
-    ));
+    let mut md = fillfactor_table(&rows);
+    md.push_str(&claims_table(&cl));
+    md.push_str(&published_rate(&rows));
 
     let json_runs: Vec<Value> = rows
         .iter()
@@ -287,4 +222,87 @@ pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
         ("commits/s", &per_s),
     )?);
     Ok((md, json, charts))
+}
+
+/// Study 003's table: one row per run, fillfactor 100 first.
+fn fillfactor_table(rows: &[(Row, &ArmRun)]) -> String {
+    let header = [
+        "run",
+        "fillfactor",
+        "status",
+        "seconds",
+        "statements/s",
+        "rows/s",
+        "HOT %",
+        "new-page %",
+        "live tuples",
+        "dead tuples",
+        "table before",
+        "table after",
+        "index before",
+        "index after",
+        "WAL",
+    ];
+    let md_rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|(r, _)| {
+            vec![
+                r.arm.clone(),
+                num(r.ff, 0),
+                r.status.clone(),
+                num(r.duration_s, 2),
+                num(r.statements_per_s, 1),
+                num(r.rows_per_s, 0),
+                num(r.hot_pct(), 1),
+                num(r.newpage_pct(), 1),
+                num(r.live, 0),
+                num(r.dead, 0),
+                bytes(r.heap_before),
+                bytes(r.heap_after),
+                bytes(r.idx_before),
+                bytes(r.idx_after),
+                bytes(r.wal),
+            ]
+        })
+        .collect();
+    let mut md = String::from("## Study 003: fillfactor, HOT updates and single-page vacuum\n\n");
+    md.push_str(&md_table(&header, &md_rows));
+    md.push_str("\nHOT % and new-page % are shares of `n_tup_upd` over the measured window; ");
+    md.push_str("sizes are `pg_relation_size` / `pg_indexes_size` at its first and last sample; ");
+    md.push_str("WAL is the insert-LSN difference.\n\n");
+    md
+}
+
+/// The article's claims, each checked step by step against these runs.
+fn claims_table(cl: &[Value]) -> String {
+    let mut md = String::new();
+    if !cl.is_empty() {
+        md.push_str("### The article's claims, checked against these runs\n\n");
+        let claim_rows: Vec<Vec<String>> = cl
+            .iter()
+            .map(|c| {
+                vec![
+                    c["claim"].as_str().unwrap_or("").to_string(),
+                    c["verdict"].as_str().unwrap_or("not measured").to_string(),
+                ]
+            })
+            .collect();
+        md.push_str(&md_table(&["claim (003)", "ours"], &claim_rows));
+    }
+    md
+}
+
+/// The one rate the article publishes, beside ours.
+fn published_rate(rows: &[(Row, &ArmRun)]) -> String {
+    let best_rate = rows
+        .iter()
+        .filter_map(|(r, _)| r.statements_per_s)
+        .fold(None::<f64>, |a, b| Some(a.map_or(b, |a| a.max(b))));
+    format!(
+        "\nPublished: {PUBLISHED_REQUESTS_PER_S} requests/s at one fillfactor the article does not name \
+         ({} rows/s); ours ranged up to {} statements/s. Absolute rates depend on the machine; \
+         the article's other results are charts without values.\n",
+        PUBLISHED_REQUESTS_PER_S * 1000.0,
+        num(best_rate, 1)
+    )
 }
