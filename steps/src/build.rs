@@ -12,7 +12,7 @@ use serde_json::json;
 use sha2::{Digest, Sha256};
 
 use crate::ctx::Ctx;
-use crate::rundir::{slug, RunDir};
+use crate::rundir::RunDir;
 use crate::server::{ident, DbState, Server};
 use crate::study::Size;
 use crate::workload::{spv, tprocc};
@@ -110,10 +110,18 @@ fn build(ctx: &Ctx, rd: &RunDir, args: &Args) -> Result<()> {
     let loader = Loader::for_size(plan.size()?)?;
     std::fs::write(rd.file("ddl.sql"), &loader.ddl)?;
     let (template, reused) = ensure_template(&server, &loader, args.no_template)?;
-    let db = format!("hotlab_{}_{}", slug(&plan.study), slug(&plan.run)).to_lowercase();
+    if plan.database.is_empty() {
+        bail!(
+            "{} records no database name; create a new run with `cargo xtask init --study {}`",
+            rd.path.display(),
+            plan.study
+        );
+    }
+    let db = plan.database.clone();
     server.drop_own_database(&db)?;
     let t = Instant::now();
     server.create_own_database(&db, Some(&template))?;
+    server.mark_run_database(&db, &rd.path)?;
     let copy_s = t.elapsed().as_secs_f64();
     let rows = verify(&server, &db, &loader)?;
     let mut c = server.connect(&db)?;

@@ -27,6 +27,8 @@ pub const LOAD_THREADS: &str = "HOTLAB_LOAD_THREADS";
 pub const NOPM_PER_WAREHOUSE: &str = "HOTLAB_NOPM_PER_WAREHOUSE";
 /// The xtask binary `just arm` runs each step with (`just study` sets it to the one it built).
 pub const XTASK: &str = "HOTLAB_XTASK";
+/// Keep an arm's database after its last sample (`vacuum-timing --keep-db`).
+pub const KEEP_DB: &str = "HOTLAB_KEEP_DB";
 /// Connection string of an external server.
 pub const DATABASE_URL: &str = "DATABASE_URL";
 

@@ -78,6 +78,13 @@ impl RunDir {
     /// The database this arm measures (set by build).
     pub fn database(&self) -> Result<String> {
         let m = self.meta()?;
+        if m["database_end"]["dropped"] == true {
+            bail!(
+                "the database of {} was dropped after its last sample; build it again with `cargo xtask build --run {}` (or keep it next time: vacuum-timing --keep-db)",
+                self.path.display(),
+                self.path.display()
+            );
+        }
         match m["build"]["database"].as_str() {
             Some(d) => Ok(d.to_string()),
             None => bail!(
@@ -178,6 +185,13 @@ pub fn create_sweep(
                 path.display()
             );
         }
+        // --force replaces only a run directory hotlab made: one holding our sweep.json.
+        if !is_sweep_dir(&path) {
+            bail!(
+                "--force refused: {} is not a hotlab run directory (no sweep.json of hotlab's); hotlab deletes only what it created: pick another --dir",
+                path.display()
+            );
+        }
         fs::remove_dir_all(&path).with_context(|| format!("removing {}", path.display()))?;
     }
     fs::create_dir_all(&path).with_context(|| format!("creating {}", path.display()))?;
@@ -200,7 +214,9 @@ pub fn create_sweep(
     for (name, arm) in order {
         let d = path.join(&name);
         fs::create_dir_all(d.join("snapshots"))?;
-        let mut meta = serde_json::to_value(plan.arm_plan(&name, &arm))?;
+        let abs = fs::canonicalize(&d).unwrap_or_else(|_| d.clone());
+        let database = database_name(&plan.study.name, &name, &abs);
+        let mut meta = serde_json::to_value(plan.arm_plan(&name, &arm, &database))?;
         let extra = json!({
             "status": "pending",
             "hotlab": hotlab_info(),
@@ -216,6 +232,29 @@ pub fn create_sweep(
         dirs.push(RunDir { path: d });
     }
     Ok((path, dirs))
+}
+
+/// PostgreSQL's limit on identifiers, in bytes (longer names are truncated by the server).
+pub const MAX_IDENT_BYTES: usize = 63;
+
+/// The database of one arm run: `hotlab_<study>_<run>_<hash of the run directory>`, lowercase
+/// ASCII, the readable part shortened so the whole fits in 63 bytes. Two runs of the same arm
+/// (or two checkouts) never share a database.
+pub fn database_name(study: &str, run: &str, dir: &Path) -> String {
+    use sha2::{Digest, Sha256};
+    let hash = format!("{:x}", Sha256::digest(dir.to_string_lossy().as_bytes()));
+    let tag = &hash[..10];
+    let mut readable = format!("hotlab_{}_{}", slug(study), slug(run)).to_lowercase();
+    readable.truncate(MAX_IDENT_BYTES - 1 - tag.len());
+    format!("{readable}_{tag}")
+}
+
+/// Whether `dir` is a sweep directory hotlab created: its sweep.json parses and names a study
+/// and the command that made it.
+pub fn is_sweep_dir(dir: &Path) -> bool {
+    read_json(&dir.join("sweep.json"))
+        .map(|v| v["study"].is_string() && v["command"].is_string() && v["order"].is_array())
+        .unwrap_or(false)
 }
 
 /// Every arm directory under `dir` (itself, its children, or its grandchildren), sorted.
@@ -243,4 +282,32 @@ pub fn find_arm_dirs(dir: &Path) -> Result<Vec<PathBuf>> {
 pub fn swept_table(arm_dir: &Path) -> Option<String> {
     let sweep = read_json(&arm_dir.parent()?.join("sweep.json")).ok()?;
     sweep["sweep"]["table"].as_str().map(str::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_arm_run_gets_its_own_database_within_63_bytes() {
+        let a = database_name("spv", "ff50", Path::new("/runs/spv/1-a/ff50"));
+        let b = database_name("spv", "ff50", Path::new("/runs/spv/2-b/ff50"));
+        assert_ne!(a, b);
+        assert_eq!(
+            a,
+            database_name("spv", "ff50", Path::new("/runs/spv/1-a/ff50"))
+        );
+        assert!(a.starts_with("hotlab_spv_ff50_"), "{a}");
+        let long = "order_line100-stock90-customer90-orders90-district100-warehouse100";
+        let x = database_name("hexacluster-tprocc", long, Path::new("/r/1/x"));
+        let y = database_name("hexacluster-tprocc", long, Path::new("/r/2/x"));
+        assert!(
+            x.len() <= MAX_IDENT_BYTES && y.len() <= MAX_IDENT_BYTES,
+            "{x}"
+        );
+        assert_ne!(
+            x, y,
+            "names that differ only past 63 bytes must still differ"
+        );
+    }
 }

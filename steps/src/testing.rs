@@ -67,7 +67,8 @@ pub fn env_of(ctx: &Ctx) -> Vec<(String, String)> {
 /// apply-fillfactor, reset-cold, a `pre` snapshot, run, vacuum-timing), run by `just` with the
 /// xtask binary this `cargo test` built (`HOTLAB_XTASK`), so the tests exercise the recipe users
 /// run rather than a copy of it.
-pub fn arm_cycle(ctx: &Ctx, dir: &Path) -> anyhow::Result<()> {
+/// `keep_db` keeps the arm's database afterwards (vacuum-timing drops it otherwise).
+pub fn arm_cycle(ctx: &Ctx, dir: &Path, keep_db: bool) -> anyhow::Result<()> {
     let xtask = xtask_binary()?;
     let sh = crate::proc::shell()?;
     sh.change_dir(project_root());
@@ -79,6 +80,7 @@ pub fn arm_cycle(ctx: &Ctx, dir: &Path) -> anyhow::Result<()> {
     xshell::cmd!(sh, "just arm {dir}")
         .envs(env_of(ctx))
         .env(crate::env::XTASK, &xtask)
+        .env(crate::env::KEEP_DB, if keep_db { "1" } else { "0" })
         .quiet()
         .run()
         .map_err(|e| anyhow::anyhow!("just arm {}: {e}", dir.display()))

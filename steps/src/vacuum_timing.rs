@@ -32,6 +32,10 @@ pub struct Args {
     /// Arm run directory (after `cargo xtask run`)
     #[arg(long, env = "HOTLAB_RUN")]
     pub run: PathBuf,
+    /// Keep the arm's database after its last sample (default: drop it; arm databases are
+    /// large and pile up)
+    #[arg(long, env = "HOTLAB_KEEP_DB", value_parser = clap::builder::BoolishValueParser::new())]
+    pub keep_db: bool,
 }
 
 pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
@@ -85,6 +89,17 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             eprintln!("hotlab: VACUUM {t}: {secs:.3} s");
         }
         Sampler::new(&server, &db, &rd)?.take("post")?;
+        drop(c);
+        // The arm's last sample is taken: its database has served. Drop it unless kept.
+        let kept = args.keep_db;
+        if !kept {
+            server.drop_own_database(&db)?;
+            eprintln!("hotlab: dropped {db} (pass --keep-db or HOTLAB_KEEP_DB=1 to keep it)");
+        }
+        rd.set_meta(
+            "database_end",
+            serde_json::json!({"name": db, "kept": kept, "dropped": !kept}),
+        )?;
         Ok(())
     })
 }

@@ -25,10 +25,23 @@ fn spv_ci_fillfactor_50_beats_100() {
     // broken) half-way through a sweep changes nothing in it.
     std::fs::write(ctx.data_dir.join("studies/spv.yaml"), "not: [a study\n").unwrap();
     for a in &arms {
-        testing::arm_cycle(&ctx, &a.path).unwrap();
+        testing::arm_cycle(&ctx, &a.path, false).unwrap();
     }
     let dirs = find_arm_dirs(&sweep).unwrap();
     assert_eq!(dirs.len(), 2);
+    // Each arm's database was dropped once its last sample was written, and meta.json says so.
+    let server = steps::server::Server::ensure(&ctx).unwrap();
+    for d in &dirs {
+        let meta = read_json(&d.join("meta.json")).unwrap();
+        let db = meta["database"].as_str().unwrap();
+        assert_eq!(meta["build"]["database"], db);
+        assert_eq!(meta["database_end"]["dropped"], true, "{meta}");
+        assert_eq!(
+            server.database_state(db).unwrap(),
+            steps::server::DbState::Missing,
+            "{db} is still there"
+        );
+    }
     let a = analyze::analyze_dirs(&dirs, false).unwrap();
     analyze::write(&sweep, &a).unwrap();
 
@@ -273,4 +286,85 @@ fn analyze_rolls_partitions_up_into_their_parent() {
     // Fillfactor is not summed: the parent shows its partitions' 50.
     assert_eq!(r.table("p", "fillfactor").last, Some(50.0));
     server.drop_own_database(db).unwrap();
+}
+
+/// Two runs of the same arm each get their own database: building the second leaves the first's
+/// (with the first's fillfactor) alone; `server gc` drops only databases whose run directory is
+/// gone. On the old main both runs used `hotlab_spv_ff50`, and the second build replaced the
+/// first's table.
+#[test]
+fn two_runs_of_one_arm_never_share_a_database() {
+    let _g = testing::serial();
+    let ctx = testing::ctx("two-runs");
+    let sweep = |label: &str| {
+        let plan = PlanArgs {
+            study: Some("spv".into()),
+            size: Some("ci".into()),
+            arms: vec!["ff50".into()],
+            repeats: 1,
+            ..Default::default()
+        }
+        .plan(&ctx)
+        .unwrap();
+        create_sweep(&ctx, &plan, label, None, false, "test").unwrap()
+    };
+    let (_, a) = sweep("a");
+    let (b_dir, b) = sweep("b");
+    let (a, b) = (&a[0], &b[0]);
+    let build = |rd: &RunDir| {
+        steps::build::run(
+            &ctx,
+            &steps::build::Args {
+                run: rd.path.clone(),
+                no_template: false,
+            },
+        )
+        .unwrap();
+        rd.database().unwrap()
+    };
+    let db_a = build(a);
+    steps::apply_fillfactor::run(
+        &ctx,
+        &steps::apply_fillfactor::Args {
+            run: a.path.clone(),
+        },
+    )
+    .unwrap();
+    let db_b = build(b);
+    assert_ne!(db_a, db_b);
+    assert!(db_a.len() <= 63 && db_b.len() <= 63);
+    let server = steps::server::Server::ensure(&ctx).unwrap();
+    let ff: Option<String> = server
+        .connect(&db_a)
+        .unwrap()
+        .query_one(
+            "SELECT array_to_string(reloptions, ',') FROM pg_class WHERE relname = 'spv'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert!(
+        ff.as_deref().unwrap_or("").contains("fillfactor=50"),
+        "run A's table was replaced: {ff:?}"
+    );
+    // gc: run B's directory is deleted, so its database goes; run A's stays.
+    std::fs::remove_dir_all(&b_dir).unwrap();
+    let xtask = testing::xtask_binary().unwrap();
+    let out = std::process::Command::new(&xtask)
+        .args(["server", "gc"])
+        .envs(testing::env_of(&ctx))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(listed.contains(&format!("dropped    {db_b}")), "{listed}");
+    assert!(listed.contains(&format!("keep       {db_a}")), "{listed}");
+    use steps::server::DbState;
+    assert_eq!(server.database_state(&db_b).unwrap(), DbState::Missing);
+    assert_eq!(server.database_state(&db_a).unwrap(), DbState::Ours);
+    server.drop_own_database(&db_a).unwrap();
 }

@@ -24,7 +24,7 @@ fn arm(ctx: &steps::Ctx, size: &str) -> PathBuf {
 }
 
 fn build_and_run(ctx: &steps::Ctx, dir: &Path) {
-    testing::arm_cycle(ctx, dir).unwrap();
+    testing::arm_cycle(ctx, dir, true).unwrap();
     check::run(
         ctx,
         &check::Args {

@@ -209,6 +209,55 @@ fn init_writes_the_typed_plan_and_older_run_directories_are_refused() {
     );
 }
 
+/// On the old main, `init --dir D --force` deleted D whatever it held, and a HOTLAB_CLUSTER with
+/// a `data/` lacking PG_VERSION had that `data/` removed and initdb run over it.
+#[test]
+fn nothing_outside_hotlabs_own_is_deleted() {
+    let ctx = testing::ctx("cli-own");
+    let env = testing::env_of(&ctx);
+    let mine = ctx.data_dir.join("mine");
+    std::fs::create_dir_all(&mine).unwrap();
+    std::fs::write(mine.join("keep.txt"), "someone's").unwrap();
+    let d = mine.display().to_string();
+    fails(
+        &xtask(&env, &["init", "--study", "spv", "--dir", &d, "--force"]),
+        &["--force refused", &d, "not a hotlab run directory"],
+    );
+    assert_eq!(
+        std::fs::read_to_string(mine.join("keep.txt")).unwrap(),
+        "someone's"
+    );
+    // A run directory of ours may be replaced.
+    let ours = ctx.data_dir.join("ours").display().to_string();
+    for _ in 0..2 {
+        let out = xtask(&env, &["init", "--study", "spv", "--dir", &ours, "--force"]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // A cluster directory that is someone else's.
+    let checkout = ctx.data_dir.join("checkout");
+    std::fs::create_dir_all(checkout.join("data")).unwrap();
+    std::fs::write(checkout.join("data/keep.txt"), "data").unwrap();
+    let mut other = env.clone();
+    other.push(("HOTLAB_CLUSTER".into(), checkout.display().to_string()));
+    fails(
+        &xtask(&other, &["server", "start"]),
+        &[
+            &checkout.display().to_string(),
+            "not a hotlab cluster",
+            "HOTLAB_CLUSTER",
+        ],
+    );
+    assert_eq!(
+        std::fs::read_to_string(checkout.join("data/keep.txt")).unwrap(),
+        "data"
+    );
+    assert!(!checkout.join("data/PG_VERSION").exists());
+}
+
 #[test]
 fn run_directories_are_never_overwritten() {
     let ctx = testing::ctx("cli-dirs");

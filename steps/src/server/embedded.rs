@@ -22,6 +22,8 @@ use super::ConnInfo;
 use crate::ctx::{is_root, Ctx};
 use crate::env;
 
+/// The file that marks a cluster directory as hotlab's: only under it does hotlab delete.
+pub const CLUSTER_MARKER: &str = ".hotlab-cluster";
 /// The database superuser hotlab creates.
 pub const SUPERUSER: &str = "hotlab";
 /// The OS user that runs the server when hotlab itself runs as root.
@@ -58,6 +60,7 @@ impl Embedded {
             cluster_dir: ctx.cluster_dir.clone(),
             run_as: run_as()?,
         };
+        e.claim_cluster_dir()?;
         let _lock = e.lock()?;
         e.init_if_needed()?;
         Ok(e)
@@ -108,6 +111,38 @@ impl Embedded {
     }
 
     /// Holds an exclusive lock on the cluster directory while it is initialised or started.
+    /// Makes sure the cluster directory is hotlab's before anything under it is created or
+    /// deleted: it carries `CLUSTER_MARKER`, or it is new or empty (then it gets the marker), or
+    /// it is a cluster an older hotlab made (server.json beside an initialised data/: marked
+    /// now). Anything else is someone's directory and is refused, untouched.
+    fn claim_cluster_dir(&self) -> Result<()> {
+        let d = &self.cluster_dir;
+        let marker = d.join(CLUSTER_MARKER);
+        if marker.exists() {
+            return Ok(());
+        }
+        let empty = !d.exists()
+            || fs::read_dir(d)
+                .with_context(|| format!("reading {}", d.display()))?
+                .next()
+                .is_none();
+        let older_hotlab = d.join("server.json").is_file() && d.join("data/PG_VERSION").is_file();
+        if !empty && !older_hotlab {
+            bail!(
+                "{} is not empty and is not a hotlab cluster (no {CLUSTER_MARKER}); hotlab will not create or delete anything in it: point {} at a new or empty directory",
+                d.display(),
+                env::CLUSTER
+            );
+        }
+        fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+        fs::write(
+            &marker,
+            "This directory holds a PostgreSQL cluster created by hotlab; hotlab may delete its data/.\n",
+        )
+        .with_context(|| format!("writing {}", marker.display()))?;
+        Ok(())
+    }
+
     fn lock(&self) -> Result<fs::File> {
         fs::create_dir_all(&self.cluster_dir)
             .with_context(|| format!("creating {}", self.cluster_dir.display()))?;
@@ -167,7 +202,14 @@ impl Embedded {
         // The cluster directory itself must be reachable by the server user.
         fs::set_permissions(&self.cluster_dir, fs::Permissions::from_mode(0o755))?;
         if data.exists() {
-            // A half-made data directory from an interrupted initdb: start again.
+            // A half-made data directory from an interrupted initdb, in a cluster directory
+            // that carries our marker (`claim_cluster_dir` ran first): start again.
+            if !self.cluster_dir.join(CLUSTER_MARKER).exists() {
+                bail!(
+                    "{} has no PG_VERSION and its cluster directory is not marked as hotlab's; hotlab will not delete it",
+                    data.display()
+                );
+            }
             fs::remove_dir_all(&data)?;
         }
         self.server_dir(&data, 0o700)?;

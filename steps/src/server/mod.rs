@@ -20,6 +20,9 @@ use crate::env;
 
 /// The comment hotlab puts on every database it creates; only such databases are ever dropped.
 pub const OWNED_COMMENT: &str = "hotlab";
+/// An arm run's database carries `hotlab run=<arm directory>`, so `server gc` can tell whether
+/// its run directory still exists.
+pub const RUN_COMMENT_PREFIX: &str = "hotlab run=";
 
 /// What `database_state` finds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -158,7 +161,9 @@ impl Server {
         )?;
         Ok(match row.map(|r| r.get::<_, Option<String>>(0)) {
             None => DbState::Missing,
-            Some(Some(c)) if c == OWNED_COMMENT => DbState::Ours,
+            Some(Some(c)) if c == OWNED_COMMENT || c.starts_with(RUN_COMMENT_PREFIX) => {
+                DbState::Ours
+            }
             Some(_) => DbState::Foreign,
         })
     }
@@ -197,6 +202,38 @@ impl Server {
             ident(name)
         ))?;
         Ok(())
+    }
+
+    /// Records which arm directory a database of ours belongs to (its comment).
+    pub fn mark_run_database(&self, name: &str, run_dir: &std::path::Path) -> Result<()> {
+        let abs = std::fs::canonicalize(run_dir).unwrap_or_else(|_| run_dir.to_path_buf());
+        let comment = format!("{RUN_COMMENT_PREFIX}{}", abs.display());
+        self.connect(&self.conn.admin_db)?.batch_execute(&format!(
+            "COMMENT ON DATABASE {} IS '{}'",
+            ident(name),
+            comment.replace('\'', "''")
+        ))?;
+        Ok(())
+    }
+
+    /// hotlab's arm-run databases: (name, the arm directory its comment names).
+    pub fn run_databases(&self) -> Result<Vec<(String, std::path::PathBuf)>> {
+        let mut c = self.connect(&self.conn.admin_db)?;
+        let rows = c.query(
+            "SELECT datname, shobj_description(oid, 'pg_database') FROM pg_database \
+             WHERE shobj_description(oid, 'pg_database') LIKE $1 ORDER BY datname",
+            &[&format!("{RUN_COMMENT_PREFIX}%")],
+        )?;
+        Ok(rows
+            .iter()
+            .map(|r| {
+                let c: String = r.get(1);
+                (
+                    r.get(0),
+                    std::path::PathBuf::from(&c[RUN_COMMENT_PREFIX.len()..]),
+                )
+            })
+            .collect())
     }
 
     /// `version()`, the short server version number, and the non-default settings.
@@ -298,6 +335,12 @@ pub enum Action {
         #[arg(long)]
         json: bool,
     },
+    /// List hotlab's arm databases whose run directory is gone, and drop them
+    Gc {
+        /// Only list them
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Open psql on the server (optionally on one database)
     Psql {
         /// Database to open (default: postgres)
@@ -322,6 +365,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             BackendKind::External => bail!("hotlab does not stop an external server"),
         },
         Action::Status { json } => status(ctx, *json),
+        Action::Gc { dry_run } => gc(ctx, *dry_run),
         Action::Psql { db } => {
             let s = Server::ensure(ctx)?;
             let sh = crate::proc::shell()?;
@@ -334,6 +378,28 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// Drops the arm databases of ours whose arm directory (named in their comment) no longer holds
+/// a meta.json; keeps every other database, templates included.
+fn gc(ctx: &Ctx, dry_run: bool) -> Result<()> {
+    let s = Server::ensure(ctx)?;
+    let mut dropped = 0;
+    for (db, dir) in s.run_databases()? {
+        let gone = !dir.join("meta.json").exists();
+        let verb = match (gone, dry_run) {
+            (false, _) => "keep",
+            (true, true) => "would drop",
+            (true, false) => {
+                s.drop_own_database(&db)?;
+                dropped += 1;
+                "dropped"
+            }
+        };
+        println!("{verb:10} {db}  ({})", dir.display());
+    }
+    eprintln!("hotlab: server gc: {dropped} database(s) dropped");
+    Ok(())
 }
 
 fn status(ctx: &Ctx, json: bool) -> Result<()> {

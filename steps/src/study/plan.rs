@@ -51,7 +51,7 @@ impl Plan {
     }
 
     /// The resolved plan of one arm run, as `init` writes it into the arm's meta.json.
-    pub fn arm_plan(&self, run: &str, arm: &Arm) -> ArmPlan {
+    pub fn arm_plan(&self, run: &str, arm: &Arm, database: &str) -> ArmPlan {
         ArmPlan {
             plan_version: ArmPlan::VERSION,
             study: self.study.name.clone(),
@@ -67,6 +67,7 @@ impl Plan {
             rewrite: self.study.rewrite.clone(),
             vacuum_timing: self.study.vacuum_timing.clone(),
             sweep_table: self.sweep.as_ref().map(|(t, _)| t.clone()),
+            database: database.to_string(),
         }
     }
 }
@@ -99,6 +100,9 @@ pub struct ArmPlan {
     pub vacuum_timing: Vec<String>,
     /// The table a sweep varies, when the arm belongs to one.
     pub sweep_table: Option<String>,
+    /// This arm run's own database, derived from its run directory (unique, at most 63 bytes);
+    /// every step uses this name. Empty in run directories made before it was recorded.
+    pub database: String,
 }
 
 impl ArmPlan {
@@ -138,6 +142,8 @@ struct RawArmPlan {
     vacuum_timing: Vec<String>,
     #[serde(default)]
     sweep_table: Option<String>,
+    #[serde(default)]
+    database: String,
 }
 
 impl TryFrom<RawArmPlan> for ArmPlan {
@@ -163,6 +169,7 @@ impl TryFrom<RawArmPlan> for ArmPlan {
             rewrite: r.rewrite,
             vacuum_timing: r.vacuum_timing,
             sweep_table: r.sweep_table,
+            database: r.database,
         })
     }
 }
