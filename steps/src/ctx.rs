@@ -42,12 +42,14 @@ pub struct Ctx {
     pub backend: BackendKind,
 }
 
-/// The repository root: the checkout that holds the running binary (`target/…/xtask`), else
-/// the one this crate was compiled in. Never the caller's working directory.
+/// The repository root: the nearest directory at or above the working directory that holds the
+/// justfile and `steps/`, else the checkout this crate was compiled in. Never the running
+/// binary's location: with a shared `CARGO_TARGET_DIR` (or a symlinked `target/`) that is another
+/// checkout, and run directories would land there.
 pub fn project_root() -> PathBuf {
     let is_root = |d: &Path| d.join("justfile").is_file() && d.join("steps/Cargo.toml").is_file();
-    if let Ok(exe) = std::env::current_exe() {
-        if let Some(found) = exe.ancestors().skip(1).find(|d| is_root(d)) {
+    if let Ok(cwd) = std::env::current_dir() {
+        if let Some(found) = cwd.ancestors().find(|d| is_root(d)) {
             return found.to_path_buf();
         }
     }

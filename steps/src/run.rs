@@ -65,7 +65,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         );
     }
     catch_interrupts();
-    rd.step("run", || {
+    rd.step_graceful("run", || {
         let plan = rd.plan()?;
         match plan.size()?.clone() {
             Size::Spv(size) => run_spv(ctx, &rd, &db, &size),

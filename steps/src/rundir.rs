@@ -95,11 +95,33 @@ impl RunDir {
         }
     }
 
-    /// Marks the start of a step: status running, step start time.
+    /// Marks the start of a step: status running, step start time, this process. A step that
+    /// an earlier process left `running` (it holds no lock any more, so that process is gone) is
+    /// marked `interrupted`, and the user is told.
     pub fn step_started(&self, step: &str) -> Result<()> {
         let mut m = self.meta()?;
+        if m["status"] == "running" {
+            let stale: Vec<(String, Value)> = m["steps"]
+                .as_object()
+                .map(|o| {
+                    o.iter()
+                        .filter(|(_, v)| v["status"] == "running")
+                        .map(|(k, v)| (k.clone(), v["pid"].clone()))
+                        .collect()
+                })
+                .unwrap_or_default();
+            for (s, pid) in stale {
+                eprintln!(
+                    "hotlab: {}: step {s} was left running by process {pid}, which is gone (killed?); marked interrupted. {step} starts now; run the arm's remaining steps after it (`just arm` runs them all)",
+                    self.path.display()
+                );
+                m["steps"][&s]["status"] = json!("interrupted");
+                m["steps"][&s]["error"] = json!(format!("process {pid} ended without finishing"));
+            }
+        }
         m["status"] = json!("running");
-        m["steps"][step] = json!({ "status": "running", "start": now_rfc3339() });
+        m["steps"][step] =
+            json!({ "status": "running", "start": now_rfc3339(), "pid": std::process::id() });
         if m["start"].is_null() {
             m["start"] = json!(now_rfc3339());
         }
@@ -131,10 +153,49 @@ impl RunDir {
         write_json_atomic(&self.file("meta.json"), &m)
     }
 
-    /// Runs a step body between step_started and step_finished.
+    /// Runs a step body between step_started and step_finished, holding the arm's lock. On
+    /// SIGINT/SIGTERM the arm is marked `interrupted` at once and the process exits (130): the
+    /// body's work is not half-recorded as running. (`run` stops gracefully instead: see
+    /// `step_graceful`.)
     pub fn step<F: FnOnce() -> Result<()>>(&self, step: &str, body: F) -> Result<()> {
+        self.step_inner(step, false, body)
+    }
+
+    /// Like `step`, for a body that watches `interrupted()` itself, stops, and keeps what it
+    /// sampled (`run`).
+    pub fn step_graceful<F: FnOnce() -> Result<()>>(&self, step: &str, body: F) -> Result<()> {
+        self.step_inner(step, true, body)
+    }
+
+    fn step_inner<F: FnOnce() -> Result<()>>(
+        &self,
+        step: &str,
+        graceful: bool,
+        body: F,
+    ) -> Result<()> {
+        crate::interrupt::catch_interrupts();
+        let _lock = self.lock(step)?;
         self.step_started(step)?;
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        if !graceful {
+            let (me, step, done) = (self.clone(), step.to_string(), done.clone());
+            std::thread::spawn(move || {
+                while !done.load(std::sync::atomic::Ordering::SeqCst) {
+                    if interrupted() {
+                        let why = Err(anyhow::anyhow!("interrupted by a signal"));
+                        let _ = me.step_finished(&step, &why);
+                        eprintln!(
+                            "error: interrupted: {} marked interrupted during {step}",
+                            me.path.display()
+                        );
+                        std::process::exit(130);
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+            });
+        }
         let mut r = body();
+        done.store(true, std::sync::atomic::Ordering::SeqCst);
         if r.is_ok() && interrupted() {
             r = Err(anyhow::anyhow!(
                 "interrupted; what was sampled is kept in {} (status: interrupted)",
@@ -143,6 +204,40 @@ impl RunDir {
         }
         self.step_finished(step, &r)?;
         r
+    }
+
+    /// The arm's exclusive lock for one step (`<arm>/lock`, released when the process ends).
+    /// Refuses, naming the holder, when another process has it.
+    fn lock(&self, step: &str) -> Result<fs::File> {
+        use std::io::{Read, Seek, Write};
+        use std::os::fd::AsRawFd;
+        let path = self.file("lock");
+        let mut f = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .open(&path)
+            .with_context(|| format!("opening {}", path.display()))?;
+        // SAFETY: a valid open descriptor; LOCK_NB makes flock return at once.
+        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            let mut holder = String::new();
+            let _ = f.read_to_string(&mut holder);
+            bail!(
+                "{} is in use by {}; wait for it to finish or stop it",
+                self.path.display(),
+                if holder.trim().is_empty() {
+                    "another process".to_string()
+                } else {
+                    holder.trim().to_string()
+                }
+            );
+        }
+        f.set_len(0)?;
+        f.rewind()?;
+        write!(f, "process {} (cargo xtask {step})", std::process::id())?;
+        f.flush()?;
+        Ok(f)
     }
 }
 

@@ -70,6 +70,18 @@ fn study_and_arm_input_is_checked() {
         &["stock", "not in study spv", "spv"],
     );
     fails(
+        &xtask(&env, &["init", "--study", "spv", "--fillfactor", ""]),
+        &["names no table", "TABLE=FF"],
+    );
+    fails(
+        &xtask(&env, &["init", "--study", "spv", "--arms", "ff100,ff100"]),
+        &["ff100 is given twice"],
+    );
+    fails(
+        &xtask(&env, &["init", "--study", "spv", "--values", "100,90"]),
+        &["--values needs --sweep"],
+    );
+    fails(
         &xtask(&env, &["init", "--study", "nope"]),
         &["unknown study \"nope\"", "known: hexacluster-tprocc, spv"],
     );
@@ -451,6 +463,11 @@ fn ctrl_c_keeps_the_samples_and_marks_the_arm_interrupted() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
+    // A duration that is not a number is refused with one line, before anything runs.
+    fails(
+        &xtask(&env, &["run", "--run", &arm, "--duration", "nan"]),
+        &["measured duration", "NaN"],
+    );
     let child = Command::new(env!("CARGO_BIN_EXE_xtask"))
         .args(["run", "--run", &arm])
         .envs(env.iter().cloned())
@@ -487,6 +504,101 @@ fn ctrl_c_keeps_the_samples_and_marks_the_arm_interrupted() {
         "the run was not interrupted: {measured} s measured"
     );
     assert!(w["nopm"].as_f64().unwrap() > 0.0);
+
+    // Any other step killed mid-way marks the arm interrupted too (the old main left it
+    // `running` for good): SIGTERM during reset-cold.
+    let child = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(["reset-cold", "--run", &arm])
+        .envs(env.iter().cloned())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    // SAFETY: sending SIGTERM to our own child process.
+    unsafe { libc_kill(child.id() as i32, 15) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let meta: serde_json::Value = serde_json::from_str(&read("meta.json")).unwrap();
+    assert_eq!(meta["status"], "interrupted", "{meta}");
+    assert_eq!(
+        meta["steps"]["reset-cold"]["status"], "interrupted",
+        "{meta}"
+    );
+
+    // A step left `running` by a process that is gone is reported and marked, and the next
+    // step goes on.
+    let mut meta = meta;
+    meta["status"] = serde_json::json!("running");
+    meta["steps"]["vacuum-timing"] =
+        serde_json::json!({"status": "running", "pid": 999_999_999u64});
+    std::fs::write(Path::new(&arm).join("meta.json"), meta.to_string()).unwrap();
+    let out = xtask(&env, &["snapshot", "--run", &arm, "--phase", "post"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("left running by process 999999999"), "{err}");
+    let meta: serde_json::Value = serde_json::from_str(&read("meta.json")).unwrap();
+    assert_eq!(
+        meta["steps"]["vacuum-timing"]["status"], "interrupted",
+        "{meta}"
+    );
+
+    // A second process on the same arm is refused while the first holds it.
+    let holder = Command::new("flock")
+        .arg(Path::new(&arm).join("lock"))
+        .args(["sleep", "5"])
+        .spawn();
+    if let Ok(mut holder) = holder {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        fails(
+            &xtask(&env, &["snapshot", "--run", &arm, "--phase", "post"]),
+            &["is in use by", &arm],
+        );
+        holder.kill().ok();
+        holder.wait().ok();
+    }
+}
+
+/// Run directories land in the checkout the command runs in (found from the working directory),
+/// not in the one that holds the binary: the old main put them beside the binary's checkout.
+#[test]
+fn run_directories_land_in_the_working_checkout() {
+    let ctx = testing::ctx("cli-root");
+    let other = ctx.data_dir.join("other-checkout");
+    std::fs::create_dir_all(other.join("steps")).unwrap();
+    std::fs::write(other.join("steps/Cargo.toml"), "").unwrap();
+    std::fs::write(other.join("justfile"), "").unwrap();
+    std::fs::create_dir_all(other.join("data/studies")).unwrap();
+    std::fs::copy(
+        ctx.data_dir.join("studies/spv.yaml"),
+        other.join("data/studies/spv.yaml"),
+    )
+    .unwrap();
+    let env: Vec<(String, String)> = testing::env_of(&ctx)
+        .into_iter()
+        .filter(|(k, _)| k != "HOTLAB_DATA_DIR")
+        .collect();
+    let out = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(["init", "--study", "spv", "--arms", "ff100"])
+        .current_dir(other.join("steps"))
+        .envs(env.iter().cloned())
+        .env_remove("HOTLAB_DATA_DIR")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let arm = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert!(
+        arm.starts_with(&other.join("data/runs").display().to_string()),
+        "the run directory went to {arm}"
+    );
 }
 
 extern "C" {

@@ -253,6 +253,13 @@ impl PlanArgs {
             (None, None) => None,
         };
         let (size, scale) = resolve_size(&study, &size_name, size, churn, scale::machine_mem_kb())?;
+        let mut seen = std::collections::BTreeSet::new();
+        if let Some(a) = self.arms.iter().find(|a| !seen.insert(a.as_str())) {
+            bail!("arm {a} is given twice in --arms; name each arm once");
+        }
+        if self.sweep.is_none() && !self.values.is_empty() {
+            bail!("--values needs --sweep TABLE (e.g. --sweep stock --values 100,90,80)");
+        }
         let mut arms = vec![];
         for a in &self.arms {
             match study.arms.iter().find(|x| &x.name == a) {
@@ -290,6 +297,13 @@ impl PlanArgs {
         };
         if arms.is_empty() {
             arms = study.arms.clone();
+        }
+        let mut names = std::collections::BTreeSet::new();
+        if let Some(a) = arms.iter().find(|a| !names.insert(a.name.clone())) {
+            bail!(
+                "two arms would both be named {} (and share one directory); drop one of them",
+                a.name
+            );
         }
         if self.repeats == 0 {
             bail!("--repeats must be at least 1");
@@ -367,6 +381,11 @@ pub fn sweep_values(study: &Study, table: &str, values: &[u32]) -> Result<Vec<u3
 
 /// `stock=90,order_line=80` → an arm named `stock90-order_line80`.
 pub fn parse_adhoc_arm(spec: &str) -> Result<Arm> {
+    if spec.split(',').all(|p| p.trim().is_empty()) {
+        bail!(
+            "--fillfactor {spec:?} names no table; expected TABLE=FF, e.g. --fillfactor stock=90"
+        );
+    }
     let mut ff = BTreeMap::new();
     for part in spec.split(',').filter(|p| !p.is_empty()) {
         let Some((t, v)) = part.split_once('=') else {

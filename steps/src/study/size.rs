@@ -147,16 +147,25 @@ impl TproccSize {
         if self.vus == Some(0) {
             anyhow::bail!("vus must be at least 1");
         }
-        if self.duration_s.is_some_and(|d| d <= 0.0) {
-            anyhow::bail!("duration_s must be positive");
+        if self.duration_s.is_some_and(|d| !d.is_finite() || d <= 0.0) {
+            anyhow::bail!(
+                "the measured duration must be a positive number of seconds (got {})",
+                self.duration_s.unwrap_or_default()
+            );
+        }
+        if self.rampup_s.is_some_and(|r| !r.is_finite() || r < 0.0) {
+            anyhow::bail!(
+                "the ramp-up must be zero or a positive number of seconds (got {})",
+                self.rampup_s.unwrap_or_default()
+            );
         }
         check_snapshot_every(self.snapshot_every_s)
     }
 }
 
 fn check_snapshot_every(e: Option<f64>) -> anyhow::Result<()> {
-    if e.is_some_and(|e| e <= 0.0) {
-        anyhow::bail!("snapshot_every_s must be positive");
+    if e.is_some_and(|e| !e.is_finite() || e <= 0.0) {
+        anyhow::bail!("snapshot_every_s must be a positive number of seconds");
     }
     Ok(())
 }
