@@ -2,7 +2,6 @@
 //! are flushed row by row (raw samples survive a crash). A leaf: imports nothing from the crate.
 
 use std::fs;
-use std::io::Write;
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
@@ -23,18 +22,10 @@ pub fn read_json(path: &Path) -> Result<Value> {
     serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))
 }
 
-/// Quotes a CSV field when it needs it.
-pub fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
-/// An append-only CSV file: the header is written once, every row is flushed as it is added.
+/// An append-only CSV file (RFC 4180 quoting, the `csv` crate): the header is written once,
+/// every row is flushed as it is added.
 pub struct CsvAppender {
-    file: fs::File,
+    out: csv::Writer<fs::File>,
 }
 
 impl CsvAppender {
@@ -43,53 +34,102 @@ impl CsvAppender {
             fs::create_dir_all(dir)?;
         }
         let new = !path.exists() || fs::metadata(path)?.len() == 0;
-        let mut file = fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .with_context(|| format!("opening {}", path.display()))?;
-        if new {
-            writeln!(file, "{}", header.join(","))?;
-        } else {
-            // Only the header line: the file may be large.
-            let mut first = String::new();
-            std::io::BufRead::read_line(
-                &mut std::io::BufReader::new(fs::File::open(path)?),
-                &mut first,
-            )?;
-            let first = first.trim_end().to_string();
-            if first != header.join(",") {
+        if !new {
+            // Only the header record: the file may be large.
+            let mut r = csv::ReaderBuilder::new()
+                .has_headers(false)
+                .from_path(path)
+                .with_context(|| format!("reading {}", path.display()))?;
+            let first: Vec<String> = match r.records().next() {
+                Some(rec) => rec?.iter().map(str::to_string).collect(),
+                None => vec![],
+            };
+            if first != header {
                 bail!(
-                    "{} has columns {first:?}, expected {:?}; it was written by another hotlab version",
+                    "{} has columns {:?}, expected {:?}; it was written by another hotlab version",
                     path.display(),
+                    first.join(","),
                     header.join(",")
                 );
             }
         }
-        Ok(CsvAppender { file })
+        let file = fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .with_context(|| format!("opening {}", path.display()))?;
+        let mut out = csv::WriterBuilder::new()
+            .has_headers(false)
+            .from_writer(file);
+        if new {
+            out.write_record(header)?;
+            out.flush()?;
+        }
+        Ok(CsvAppender { out })
     }
 
     pub fn row<S: AsRef<str>>(&mut self, fields: &[S]) -> Result<()> {
-        let line: Vec<String> = fields.iter().map(|f| csv_field(f.as_ref())).collect();
-        writeln!(self.file, "{}", line.join(","))?;
-        self.file.flush()?;
+        self.out.write_record(fields.iter().map(|f| f.as_ref()))?;
+        self.out.flush()?;
         Ok(())
     }
 
-    /// Many rows, one write and one flush.
+    /// Many rows, one flush.
     pub fn rows(&mut self, rows: &[Vec<String>]) -> Result<()> {
-        let mut buf = String::new();
         for r in rows {
-            let line: Vec<String> = r.iter().map(|f| csv_field(f)).collect();
-            buf.push_str(&line.join(","));
-            buf.push('\n');
+            self.out.write_record(r)?;
         }
-        self.file.write_all(buf.as_bytes())?;
-        self.file.flush()?;
+        self.out.flush()?;
         Ok(())
     }
 }
 
+/// Every record of a CSV text with a header, as header → value maps.
+pub fn csv_maps(text: &str) -> Result<Vec<std::collections::BTreeMap<String, String>>> {
+    let mut r = csv::Reader::from_reader(text.as_bytes());
+    let header: Vec<String> = r.headers()?.iter().map(str::to_string).collect();
+    let mut out = vec![];
+    for rec in r.records() {
+        let rec = rec?;
+        out.push(
+            header
+                .iter()
+                .cloned()
+                .zip(rec.iter().map(str::to_string))
+                .collect(),
+        );
+    }
+    Ok(out)
+}
+
 pub fn now_rfc3339() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn any_object_name_round_trips() {
+        let dir = std::env::temp_dir().join(format!("hotlab-io-{}", std::process::id()));
+        let p = dir.join("t.csv");
+        let _ = fs::remove_dir_all(&dir);
+        let names = ["plain", "we,ird", "quo\"te", "both,\"x\"", "new\nline"];
+        let mut w = CsvAppender::open(&p, &["object", "value"]).unwrap();
+        for n in names {
+            w.row(&[n, "1"]).unwrap();
+        }
+        drop(w);
+        // Reopening checks the header and appends.
+        CsvAppender::open(&p, &["object", "value"])
+            .unwrap()
+            .row(&["last", "2"])
+            .unwrap();
+        let back = csv_maps(&fs::read_to_string(&p).unwrap()).unwrap();
+        let got: Vec<&str> = back.iter().map(|m| m["object"].as_str()).collect();
+        assert_eq!(got, [&names[..], &["last"]].concat());
+        assert!(CsvAppender::open(&p, &["other"]).is_err());
+        fs::remove_dir_all(&dir).unwrap();
+    }
 }

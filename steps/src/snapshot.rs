@@ -4,7 +4,7 @@
 //! machine, and `host`: this machine's CPU seconds by state, steal included, both from /proc) and `snapshots/buffers.csv` (shared buffers per relation). Long format: one row per (sample, object, metric). Counters stay cumulative;
 //! `analyze` computes deltas. A metric the server version lacks is absent, never invented.
 
-use std::io::{BufRead, BufReader};
+use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -82,11 +82,11 @@ fn last_sample(path: &Path) -> i64 {
     let Ok(f) = std::fs::File::open(path) else {
         return 0;
     };
-    BufReader::new(f)
-        .lines()
+    csv::Reader::from_reader(BufReader::new(f))
+        .records()
         .map_while(Result::ok)
         .last()
-        .and_then(|l| l.split(',').next()?.parse().ok())
+        .and_then(|r| r.get(0)?.parse().ok())
         .unwrap_or(0)
 }
 

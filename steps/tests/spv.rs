@@ -220,6 +220,9 @@ fn analyze_rolls_partitions_up_into_their_parent() {
          CREATE TABLE p2 PARTITION OF p FOR VALUES WITH (MODULUS 4, REMAINDER 2) WITH (fillfactor = 50);
          CREATE TABLE p3 PARTITION OF p FOR VALUES WITH (MODULUS 4, REMAINDER 3) WITH (fillfactor = 50);
          INSERT INTO p SELECT g, 0 FROM generate_series(1, 4000) g;
+         CREATE TABLE \"odd,\"\"name\" (id int PRIMARY KEY);
+         INSERT INTO \"odd,\"\"name\" SELECT g FROM generate_series(1, 123) g;
+         ANALYZE \"odd,\"\"name\";
          CREATE TABLE q (id int PRIMARY KEY, pad text);
          INSERT INTO q SELECT g, repeat('x', 200) FROM generate_series(1, 4000) g;
          ANALYZE q;",
@@ -247,6 +250,8 @@ fn analyze_rolls_partitions_up_into_their_parent() {
     let r = analyze::load::ArmRun::load(&dir).unwrap();
     let upd = r.table("p", "n_tup_upd").delta.unwrap();
     assert_eq!(upd, 4000.0);
+    // A table name with a comma and a quote survives the snapshot file and analyze's reading.
+    assert_eq!(r.table("odd,\"name", "n_live_tup").last, Some(123.0));
     let parts: f64 = ["p0", "p1", "p2", "p3"]
         .iter()
         .map(|t| r.table(t, "n_tup_upd").delta.unwrap())

@@ -12,7 +12,7 @@ use polars::prelude::*;
 use polars_io::prelude::{CsvReadOptions, SerReader};
 use serde_json::Value;
 
-use crate::io::read_json;
+use crate::io::{csv_maps, read_json};
 use crate::rundir::RunDir;
 use crate::study::ArmPlan;
 
@@ -67,14 +67,10 @@ impl ArmRun {
             tables: snapshots(&dir.join("snapshots/tables.csv"))?,
             database: snapshots(&dir.join("snapshots/database.csv"))?,
             buffers: snapshots(&dir.join("snapshots/buffers.csv"))?,
-            vacuum: std::fs::read_to_string(dir.join("vacuum.csv"))
+            vacuum: csv_maps(&std::fs::read_to_string(dir.join("vacuum.csv")).unwrap_or_default())
                 .unwrap_or_default()
-                .lines()
-                .skip(1)
-                .filter_map(|l| {
-                    let mut f = l.split(',');
-                    Some((f.next()?.to_string(), f.next()?.parse().ok()?))
-                })
+                .into_iter()
+                .filter_map(|m| Some((m.get("table")?.clone(), m.get("seconds")?.parse().ok()?)))
                 .collect(),
             meta,
         })

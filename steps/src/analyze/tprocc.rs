@@ -30,18 +30,7 @@ const ONPAGE: &str = include_str!("../../../data/reference/000-onpage.csv");
 
 /// Rows of a small reference CSV as header → value maps.
 fn csv_rows(text: &str) -> Vec<BTreeMap<String, String>> {
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap_or_default().split(',').collect();
-    lines
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| {
-            header
-                .iter()
-                .zip(l.split(','))
-                .map(|(h, v)| (h.to_string(), v.to_string()))
-                .collect()
-        })
-        .collect()
+    crate::io::csv_maps(text).expect("the reference CSVs are compiled in and well-formed")
 }
 
 fn field(row: &BTreeMap<String, String>, k: &str) -> Option<f64> {
