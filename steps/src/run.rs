@@ -58,9 +58,23 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             rd.path.display()
         );
     }
-    if rd.file("workload.json").exists() {
+    let meta = rd.meta()?;
+    let previous = meta["steps"]["run"]["status"].as_str().map(str::to_string);
+    let finished = previous.as_deref() == Some("complete");
+    if finished || (previous.is_none() && rd.file("workload.json").exists()) {
         bail!(
             "{} already holds a measured run; create a new one with `cargo xtask init`",
+            rd.path.display()
+        );
+    }
+    let ran = rd.file("workload.csv").exists() || rd.file("workload.json").exists();
+    if let Some(status) = previous.filter(|_| ran) {
+        // A retry: the failed or interrupted attempt's files go aside, whole, and this one
+        // starts clean (analyze reads only the arm directory's own files).
+        let to = rd.move_attempt_aside()?;
+        eprintln!(
+            "hotlab: the previous run ({status}) moved to {}; this attempt starts clean. Its database already ran part of a workload: for a cold, clean start run the whole arm again (`just arm {}`)",
+            to.display(),
             rd.path.display()
         );
     }

@@ -206,6 +206,68 @@ impl RunDir {
         r
     }
 
+    /// Moves the files of a failed or interrupted `run` into `attempt-<n>/` (the first free n):
+    /// its workload files and pgbench logs, and the snapshot files, which are started again with
+    /// only their latest `pre` sample (taken for this attempt, or for the last). Returns the
+    /// attempt directory.
+    pub fn move_attempt_aside(&self) -> Result<PathBuf> {
+        let to = (1..)
+            .map(|n| self.path.join(format!("attempt-{n}")))
+            .find(|p| !p.exists())
+            .expect("a free attempt number");
+        fs::create_dir_all(to.join("snapshots"))?;
+        for e in fs::read_dir(&self.path)? {
+            let p = e?.path();
+            let name = p
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned();
+            let run_output = matches!(
+                name.as_str(),
+                "workload.csv" | "workload.json" | "check.json" | "workload.pgbench"
+            ) || name.starts_with("pgbench_log");
+            if run_output {
+                fs::rename(&p, to.join(&name))?;
+            }
+        }
+        for f in ["tables.csv", "database.csv", "buffers.csv"] {
+            let p = self.file("snapshots").join(f);
+            if !p.exists() {
+                continue;
+            }
+            let moved = to.join("snapshots").join(f);
+            fs::rename(&p, &moved)?;
+            let mut r = csv::Reader::from_path(&moved)?;
+            let header: Vec<String> = r.headers()?.iter().map(str::to_string).collect();
+            let (si, pi) = (
+                header.iter().position(|c| c == "sample"),
+                header.iter().position(|c| c == "phase"),
+            );
+            let rows: Vec<csv::StringRecord> = r.records().collect::<Result<_, _>>()?;
+            let pre = |rec: &csv::StringRecord| pi.and_then(|i| rec.get(i)) == Some("pre");
+            let last_pre = rows
+                .iter()
+                .filter(|rec| pre(rec))
+                .filter_map(|rec| {
+                    si.and_then(|i| rec.get(i))
+                        .and_then(|s| s.parse::<i64>().ok())
+                })
+                .max();
+            let header: Vec<&str> = header.iter().map(String::as_str).collect();
+            let mut w = crate::io::CsvAppender::open(&p, &header)?;
+            for rec in rows.iter().filter(|rec| pre(rec)) {
+                let n = si
+                    .and_then(|i| rec.get(i))
+                    .and_then(|s| s.parse::<i64>().ok());
+                if n == last_pre {
+                    w.row(&rec.iter().collect::<Vec<_>>())?;
+                }
+            }
+        }
+        Ok(to)
+    }
+
     /// The arm's exclusive lock for one step (`<arm>/lock`, released when the process ends).
     /// Refuses, naming the holder, when another process has it.
     fn lock(&self, step: &str) -> Result<fs::File> {

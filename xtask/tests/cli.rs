@@ -549,6 +549,7 @@ fn ctrl_c_keeps_the_samples_and_marks_the_arm_interrupted() {
 
     // A second process on the same arm is refused while the first holds it.
     let holder = Command::new("flock")
+        .arg("-o")
         .arg(Path::new(&arm).join("lock"))
         .args(["sleep", "5"])
         .spawn();
@@ -561,6 +562,43 @@ fn ctrl_c_keeps_the_samples_and_marks_the_arm_interrupted() {
         holder.kill().ok();
         holder.wait().ok();
     }
+    // Retrying the interrupted run moves that attempt aside and starts clean.
+    let out = xtask(&env, &["snapshot", "--run", &arm, "--phase", "pre"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = xtask(
+        &env,
+        &["run", "--run", &arm, "--rampup", "0", "--duration", "3"],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("moved to"), "{err}");
+    let old: serde_json::Value = serde_json::from_str(&read("attempt-1/workload.json")).unwrap();
+    assert_eq!(old["interrupted"], true);
+    let new: serde_json::Value = serde_json::from_str(&read("workload.json")).unwrap();
+    assert_eq!(new["interrupted"], false);
+    // Distinct samples of a phase in a snapshot file.
+    let samples = |text: &str, phase: &str| {
+        let mut s: Vec<&str> = text
+            .lines()
+            .filter(|l| l.split(',').nth(2) == Some(phase))
+            .filter_map(|l| l.split(',').next())
+            .collect();
+        s.dedup();
+        s.len()
+    };
+    let now = read("snapshots/database.csv");
+    assert_eq!(
+        samples(&now, "pre"),
+        1,
+        "the attempt keeps its one pre sample"
+    );
+    assert_eq!(samples(&now, "post"), 1, "only this attempt's post sample");
+    let before = read("attempt-1/snapshots/database.csv");
+    assert!(samples(&before, "measured") >= 2 && samples(&before, "post") >= 1);
 }
 
 /// Run directories land in the checkout the command runs in (found from the working directory),
