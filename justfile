@@ -65,16 +65,25 @@ check RUN:
 analyze +DIRS:
     cargo xtask analyze {{DIRS}}
 
-# One arm's full cold cycle: reset, build, fillfactor + rewrite, reset, measure, vacuum
+# Put back server settings that build --apply-server-settings changed (external servers)
+[group('steps')]
+restore-settings RUN:
+    {{XTASK}} restore-settings --run {{RUN}}
+
+# One arm's full cold cycle: reset, build, fillfactor + rewrite, reset, measure, vacuum; on any
+# exit (a failure or Ctrl-C too) the server settings a build changed are restored
 [group('steps')]
 arm RUN:
-    {{XTASK}} reset-cold --run {{RUN}}
-    {{XTASK}} build --run {{RUN}}
-    {{XTASK}} apply-fillfactor --run {{RUN}}
-    {{XTASK}} reset-cold --run {{RUN}}
-    {{XTASK}} snapshot --run {{RUN}} --phase pre
-    {{XTASK}} run --run {{RUN}}
-    {{XTASK}} vacuum-timing --run {{RUN}}
+    #!/usr/bin/env bash
+    set -euo pipefail
+    trap '{{XTASK}} restore-settings --run "{{RUN}}"' EXIT
+    {{XTASK}} reset-cold --run "{{RUN}}"
+    {{XTASK}} build --run "{{RUN}}"
+    {{XTASK}} apply-fillfactor --run "{{RUN}}"
+    {{XTASK}} reset-cold --run "{{RUN}}"
+    {{XTASK}} snapshot --run "{{RUN}}" --phase pre
+    {{XTASK}} run --run "{{RUN}}"
+    {{XTASK}} vacuum-timing --run "{{RUN}}"
 
 # Every arm of STUDY at SIZE through every step, then analyze (a failed arm does not stop the others)
 [group('studies')]

@@ -29,6 +29,11 @@ pub struct Args {
     /// Load the data again even when a template of the same build exists
     #[arg(long)]
     pub no_template: bool,
+    /// On a server hotlab does not own (external, compose): apply the study's settings with
+    /// ALTER SYSTEM, and restore the previous ones at the end of the arm (`restore-settings`).
+    /// Without it such a server's settings are left alone and the differences are recorded
+    #[arg(long, env = "HOTLAB_APPLY_SERVER_SETTINGS", value_parser = clap::builder::BoolishValueParser::new())]
+    pub apply_server_settings: bool,
 }
 
 /// What a workload's loader must provide to the template machinery.
@@ -79,6 +84,44 @@ impl Loader {
     }
 }
 
+/// The study's settings on this server: applied on hotlab's own server; on another, applied only
+/// when asked (the previous auto.conf values recorded first, for `restore-settings`), else left
+/// alone with the differences recorded in meta.json (`server_settings_diff`).
+fn settings(
+    server: &Server,
+    rd: &RunDir,
+    wanted: &std::collections::BTreeMap<String, String>,
+    apply: bool,
+) -> Result<Vec<String>> {
+    if server.owned() {
+        return server.apply_settings(wanted);
+    }
+    if !apply {
+        let diff = server.settings_diff(wanted)?;
+        if !diff.is_empty() {
+            eprintln!(
+                "hotlab: this {:?} server is not at the study's settings ({}); left alone (pass --apply-server-settings to change them for the arm)",
+                server.kind,
+                diff.iter()
+                    .map(|d| format!("{} {} instead of {}", d.name, d.server, d.study))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+        rd.set_meta("server_settings_diff", json!(diff))?;
+        return Ok(vec![]);
+    }
+    server.check_restartable(wanted)?;
+    let names: Vec<String> = wanted.keys().cloned().collect();
+    let previous = server.auto_conf_values(&names)?;
+    // Recorded before anything changes: a failure half-way is still restored.
+    rd.set_meta(
+        "server_settings_restore",
+        json!({"previous": previous, "restored": false}),
+    )?;
+    server.apply_settings(wanted)
+}
+
 /// The template for this loader, loaded unless one exists (or `reload`): (name, reused).
 pub fn ensure_template(server: &Server, loader: &Loader, reload: bool) -> Result<(String, bool)> {
     let template = loader.template_name();
@@ -105,7 +148,12 @@ fn build(ctx: &Ctx, rd: &RunDir, args: &Args) -> Result<()> {
     let plan = rd.plan()?;
     let started = Instant::now();
     let server = Server::ensure(ctx)?;
-    let changed = server.apply_settings(&plan.server_settings)?;
+    let changed = settings(
+        &server,
+        rd,
+        &plan.server_settings,
+        args.apply_server_settings,
+    )?;
     rd.set_meta("server", server.describe()?)?;
     let loader = Loader::for_size(plan.size()?)?;
     std::fs::write(rd.file("ddl.sql"), &loader.ddl)?;

@@ -7,6 +7,7 @@
 //! 5. measurement: `snapshot` (the statistics sampler, and its step)
 //! 6. workloads: `workload`
 //! 7. steps: `init`, `reset_cold`, `build`, `apply_fillfactor`, `run`, `vacuum_timing`, `check`,
+//!    `restore_settings`,
 //!    `analyze`, `bench`
 //! 8. `testing` (support for the integration tests), then the `xtask` binary.
 
@@ -36,6 +37,7 @@ pub mod build;
 pub mod check;
 pub mod init;
 pub mod reset_cold;
+pub mod restore_settings;
 pub mod run;
 pub mod vacuum_timing;
 

@@ -171,7 +171,10 @@ pub fn reset(ctx: &Ctx, database: Option<&str>) -> Result<Value> {
             (r.get(0), r.get(1))
         }
         _ => {
-            let mut c = server.connect(&server.conn.admin_db)?;
+            // No arm database yet: pg_buffercache sees the whole cluster from any database, so
+            // it is created in a database of hotlab's own, never in the server's admin database.
+            let probe = server.own_probe_database()?;
+            let mut c = server.connect(&probe)?;
             c.batch_execute("CREATE EXTENSION IF NOT EXISTS pg_buffercache")?;
             let r = c.query_one(
                 "SELECT count(*) FILTER (WHERE relfilenode >= 16384 AND reldatabase <> 0), \

@@ -270,7 +270,7 @@ impl RunDir {
 
     /// The arm's exclusive lock for one step (`<arm>/lock`, released when the process ends).
     /// Refuses, naming the holder, when another process has it.
-    fn lock(&self, step: &str) -> Result<fs::File> {
+    pub fn lock(&self, step: &str) -> Result<fs::File> {
         use std::io::{Read, Seek, Write};
         use std::os::fd::AsRawFd;
         let path = self.file("lock");

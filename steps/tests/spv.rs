@@ -322,6 +322,7 @@ fn two_runs_of_one_arm_never_share_a_database() {
             &steps::build::Args {
                 run: rd.path.clone(),
                 no_template: false,
+                apply_server_settings: false,
             },
         )
         .unwrap();

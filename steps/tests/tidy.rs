@@ -106,6 +106,7 @@ const LAYERS: &[&[&str]] = &[
         "apply_fillfactor",
         "run",
         "vacuum_timing",
+        "restore_settings",
         "check",
         "analyze",
     ],

@@ -34,6 +34,8 @@ pub enum Step {
     VacuumTiming(steps::vacuum_timing::Args),
     /// Verify the TPC-C consistency conditions of a TPROC-C arm
     Check(steps::check::Args),
+    /// Put back server settings `build --apply-server-settings` changed (external servers)
+    RestoreSettings(steps::restore_settings::Args),
     /// Benchmarks against pgbench measured in the same run: build, driver
     Bench(steps::bench::Args),
     /// Turn run directories into the articles' tables (summary.md, summary.json, report.html)
@@ -54,6 +56,7 @@ pub fn main() {
         Step::Snapshot(a) => steps::snapshot::run(&ctx, a),
         Step::VacuumTiming(a) => steps::vacuum_timing::run(&ctx, a),
         Step::Check(a) => steps::check::run(&ctx, a),
+        Step::RestoreSettings(a) => steps::restore_settings::run(&ctx, a),
         Step::Analyze(a) => steps::analyze::run(&ctx, a),
         Step::Bench(a) => steps::bench::run(&ctx, a),
     });

@@ -601,6 +601,159 @@ fn ctrl_c_keeps_the_samples_and_marks_the_arm_interrupted() {
     assert!(samples(&before, "measured") >= 2 && samples(&before, "post") >= 1);
 }
 
+/// A server hotlab does not own (here the test cluster, reached as an external server): its
+/// settings are left alone and the differences recorded; with --apply-server-settings they are
+/// applied and `restore-settings` puts the old ones back; a setting that needs a restart is
+/// refused before anything is written; reset-cold creates no extension in the admin database;
+/// a malformed PGPORT and an sslmode that needs TLS are refused. (The old main wrote the study's
+/// settings into postgresql.auto.conf and left them there.)
+#[test]
+fn a_server_hotlab_does_not_own_is_left_alone() {
+    let _g = testing::serial();
+    let ctx = testing::ctx("cli-external");
+    let env = testing::env_of(&ctx);
+    let out = xtask(&env, &["server", "start"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cluster = testing::test_cluster();
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(cluster.join("server.json")).unwrap())
+            .unwrap();
+    let port = state["port"].as_u64().unwrap();
+    let pw = std::fs::read_to_string(cluster.join("password")).unwrap();
+    let url = format!("postgres://hotlab:{}@127.0.0.1:{port}/postgres", pw.trim());
+    let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    for sql in [
+        "ALTER SYSTEM RESET work_mem",
+        "SELECT pg_reload_conf()",
+        "DROP EXTENSION IF EXISTS pg_buffercache",
+    ] {
+        admin.batch_execute(sql).unwrap();
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let mut ext = env.clone();
+    ext.push(("HOTLAB_BACKEND".into(), "external".into()));
+    ext.push(("DATABASE_URL".into(), url.clone()));
+    let auto = |c: &mut postgres::Client, name: &str| -> Option<String> {
+        c.query_opt(
+            "SELECT setting FROM pg_file_settings WHERE sourcefile LIKE '%postgresql.auto.conf' AND name = $1 ORDER BY seqno DESC LIMIT 1",
+            &[&name],
+        )
+        .unwrap()
+        .map(|r| r.get(0))
+    };
+    let show = |c: &mut postgres::Client, name: &str| -> String {
+        c.query_one(&format!("SHOW {name}"), &[]).unwrap().get(0)
+    };
+    let default_work_mem = show(&mut admin, "work_mem");
+    assert_ne!(default_work_mem, "7777kB");
+    let spv = std::fs::read_to_string(ctx.data_dir.join("studies/spv.yaml")).unwrap();
+    let study = |name: &str, setting: &str| {
+        let text = spv
+            .replacen("name: spv", &format!("name: {name}"), 1)
+            .replacen(
+                "default_size: article\n",
+                &format!("default_size: article\nserver:\n  {setting}\n"),
+                1,
+            );
+        std::fs::write(ctx.data_dir.join(format!("studies/{name}.yaml")), text).unwrap();
+        let out = xtask(
+            &ext,
+            &["init", "--study", name, "--size", "ci", "--arms", "ff100"],
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    // Left alone, the difference recorded.
+    let arm = study("ext", "work_mem: 7777kB");
+    let out = xtask(&ext, &["build", "--run", &arm]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(show(&mut admin, "work_mem"), default_work_mem);
+    assert_eq!(auto(&mut admin, "work_mem"), None);
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(Path::new(&arm).join("meta.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        meta["server_settings_diff"][0]["name"], "work_mem",
+        "{meta}"
+    );
+    assert_eq!(meta["server_settings_diff"][0]["study"], "7777kB", "{meta}");
+    // Applied when asked, and restored.
+    let out = xtask(&ext, &["build", "--run", &arm, "--apply-server-settings"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(show(&mut admin, "work_mem"), "7777kB");
+    let out = xtask(&ext, &["restore-settings", "--run", &arm]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert_eq!(auto(&mut admin, "work_mem"), None);
+    assert_eq!(show(&mut admin, "work_mem"), default_work_mem);
+    // A setting that needs a restart is refused before anything is written.
+    let before = auto(&mut admin, "shared_buffers");
+    let arm2 = study("ext2", "shared_buffers: 129MB");
+    fails(
+        &xtask(&ext, &["build", "--run", &arm2, "--apply-server-settings"]),
+        &[
+            "shared_buffers",
+            "need a server restart",
+            "nothing was changed",
+        ],
+    );
+    assert_eq!(auto(&mut admin, "shared_buffers"), before);
+    // reset-cold before any build: pg_buffercache in hotlab's own probe database only.
+    let out = xtask(&ext, &["reset-cold"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let n: i64 = admin
+        .query_one(
+            "SELECT count(*) FROM pg_extension WHERE extname = 'pg_buffercache'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(
+        n, 0,
+        "reset-cold created an extension in the admin database"
+    );
+    // Connection settings that cannot be honoured are refused.
+    let mut bad_port = env.clone();
+    bad_port.push(("HOTLAB_BACKEND".into(), "external".into()));
+    bad_port.push(("PGHOST".into(), "127.0.0.1".into()));
+    bad_port.push(("PGPORT".into(), "54x32".into()));
+    fails(
+        &xtask(&bad_port, &["server", "start"]),
+        &["PGPORT", "54x32"],
+    );
+    let mut tls = env.clone();
+    tls.push(("HOTLAB_BACKEND".into(), "external".into()));
+    tls.push(("DATABASE_URL".into(), format!("{url}?sslmode=require")));
+    fails(
+        &xtask(&tls, &["server", "start"]),
+        &["sslmode=require", "without TLS"],
+    );
+}
+
 /// Run directories land in the checkout the command runs in (found from the working directory),
 /// not in the one that holds the binary: the old main put them beside the binary's checkout.
 #[test]

@@ -126,6 +126,10 @@ pub fn analyze_with(arm_dirs: &[PathBuf], allow_mixed: bool, threshold: f64) -> 
         markdown = format!("{md}\n{markdown}");
         json["ladder"] = lj;
     }
+    if let Some((md, nj)) = not_at_study_settings(&runs) {
+        markdown = format!("{md}\n{markdown}");
+        json["not_at_study_settings"] = nj;
+    }
     json["generated"] = json!(now_rfc3339());
     json["studies"] = json!(studies);
     Ok(Analysis {
@@ -134,6 +138,47 @@ pub fn analyze_with(arm_dirs: &[PathBuf], allow_mixed: bool, threshold: f64) -> 
         charts,
         runs,
     })
+}
+
+/// Runs on a server hotlab does not own whose settings were left alone and differ from the
+/// study's (`server_settings_diff` in meta.json): said first, so no figure is read as the study's.
+fn not_at_study_settings(runs: &[ArmRun]) -> Option<(String, Value)> {
+    let off: Vec<(String, &Value)> = runs
+        .iter()
+        .filter(|r| {
+            r.meta["server_settings_diff"]
+                .as_array()
+                .is_some_and(|d| !d.is_empty())
+        })
+        .map(|r| (r.name(), &r.meta["server_settings_diff"]))
+        .collect();
+    if off.is_empty() {
+        return None;
+    }
+    let mut md = String::from(
+        "**Not at the study's settings.** These runs used a server hotlab does not own and left its settings alone (`build --apply-server-settings` applies them for the arm and restores them after):\n\n",
+    );
+    for (run, diff) in &off {
+        let items: Vec<String> = diff
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|d| {
+                format!(
+                    "{} {} (study {})",
+                    d["name"].as_str().unwrap_or("?"),
+                    d["server"].as_str().unwrap_or("?"),
+                    d["study"].as_str().unwrap_or("?")
+                )
+            })
+            .collect();
+        md.push_str(&format!("- {run}: {}\n", items.join(", ")));
+    }
+    let j = off
+        .iter()
+        .map(|(r, d)| json!({"run": r, "settings": d}))
+        .collect::<Vec<_>>();
+    Some((md, json!(j)))
 }
 
 pub fn write(out: &Path, a: &Analysis) -> Result<()> {

@@ -9,8 +9,32 @@ use anyhow::{bail, Context, Result};
 use super::{BackendKind, ConnInfo, Server};
 use crate::env;
 
+/// hotlab's own connections carry no TLS (the client is built without a TLS stack, to keep
+/// HTTP/TLS crates out of the build). An sslmode that requires TLS is refused in one line rather
+/// than silently connecting in plain text; pgbench (libpq) would honour it on its own.
+fn refuse_required_tls(mode: Option<String>, from: &str) -> Result<()> {
+    if let Some(m) = mode.map(|m| m.to_lowercase()) {
+        if matches!(m.as_str(), "require" | "verify-ca" | "verify-full") {
+            bail!(
+                "{from} asks for sslmode={m}, and hotlab's client connects without TLS; reach the server through a local socket or an SSH tunnel and unset it"
+            );
+        }
+    }
+    Ok(())
+}
+
 pub fn conn_info() -> Result<ConnInfo> {
+    refuse_required_tls(env::var("PGSSLMODE"), "PGSSLMODE")?;
     if let Some(url) = env::var(env::DATABASE_URL) {
+        let mode = url
+            .split(['?', '&'])
+            .find_map(|kv| kv.strip_prefix("sslmode="))
+            .or_else(|| {
+                url.split_whitespace()
+                    .find_map(|kv| kv.strip_prefix("sslmode="))
+            })
+            .map(str::to_string);
+        refuse_required_tls(mode, "DATABASE_URL")?;
         let cfg: postgres::Config = url
             .parse()
             .context("DATABASE_URL is not a valid PostgreSQL connection string")?;
@@ -34,9 +58,12 @@ pub fn conn_info() -> Result<ConnInfo> {
     };
     Ok(ConnInfo {
         host,
-        port: env::var("PGPORT")
-            .and_then(|p| p.parse().ok())
-            .unwrap_or(5432),
+        port: match env::var("PGPORT") {
+            None => 5432,
+            Some(p) => p.trim().parse().ok().filter(|p| *p > 0).with_context(|| {
+                format!("PGPORT {p:?} is not a port number; fix or unset PGPORT")
+            })?,
+        },
         user: env::var("PGUSER").unwrap_or_else(|| "postgres".into()),
         password: env::var("PGPASSWORD"),
         admin_db: env::var("PGDATABASE").unwrap_or_else(|| "postgres".into()),

@@ -9,6 +9,7 @@ pub mod external;
 pub mod memlimit;
 pub mod procfs;
 pub mod provision;
+pub mod settings;
 
 use std::path::PathBuf;
 
@@ -202,6 +203,20 @@ impl Server {
             ident(name)
         ))?;
         Ok(())
+    }
+
+    /// hotlab's own small database for cluster-wide probes (pg_buffercache), created and marked
+    /// on first use; refused if someone else's database has its name.
+    pub fn own_probe_database(&self) -> Result<String> {
+        let name = "hotlab_probe";
+        match self.database_state(name)? {
+            DbState::Ours => {}
+            DbState::Missing => self.create_own_database(name, None)?,
+            DbState::Foreign => bail!(
+                "database {name} exists and was not created by hotlab; hotlab will not use it (rename it)"
+            ),
+        }
+        Ok(name.to_string())
     }
 
     /// Records which arm directory a database of ours belongs to (its comment).
