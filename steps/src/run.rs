@@ -330,7 +330,7 @@ fn run_tprocc(ctx: &Ctx, rd: &RunDir, plan: &ArmPlan, db: &str, size: &TproccSiz
         rd.set_meta("memory_limit", memory_limit)?;
     }
     drop(limit);
-    let out = out?;
+    let out = out.context("the TPROC-C run did not finish (the samples taken so far are kept)")?;
     write_json_atomic(&rd.file("workload.json"), &out.json)?;
     // A complete run of a scale model tells the next `init` how fast this machine churns.
     if plan.scale.is_some() && !out.interrupted && out.nopm > 0.0 {

@@ -211,3 +211,75 @@ fn sweep_of_order_line_recommends_a_fillfactor() {
         a.markdown
     );
 }
+
+/// The server dies in the middle of a TPROC-C window (SIGQUIT to the postmaster: what
+/// `pg_ctl stop -m immediate` sends). The arm ends `failed` with a one-line reason, every sample
+/// taken before the crash is kept, and the next arm of the sweep runs (the server recovers).
+#[test]
+fn a_server_crash_mid_window_fails_the_arm_and_the_next_arm_runs() {
+    let _g = testing::serial();
+    let ctx = testing::ctx("fault");
+    let plan = PlanArgs {
+        study: Some("hexacluster-tprocc".into()),
+        size: Some("ci".into()),
+        arms: vec!["default".into(), "tuned".into()],
+        repeats: 1,
+        ..Default::default()
+    }
+    .plan(&ctx)
+    .unwrap();
+    let (_, arms) = create_sweep(&ctx, &plan, "fault", None, false, "test").unwrap();
+    let (first, second) = (&arms[0].path, &arms[1].path);
+    let mut child = std::process::Command::new("just")
+        .arg("arm")
+        .arg(first)
+        .current_dir(steps::ctx::project_root())
+        .envs(testing::env_of(&ctx))
+        .env("HOTLAB_XTASK", testing::xtask_binary().unwrap())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait for two measured samples of the run, then crash the server.
+    let measured = |dir: &Path| -> usize {
+        std::fs::read_to_string(dir.join("snapshots/database.csv"))
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.contains(",measured,lsn,insert_lsn_bytes,"))
+            .count()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(240);
+    while measured(first) < 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the run never reached its window"
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the arm ended before its window"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let before = measured(first);
+    let pid: i32 = std::fs::read_to_string(testing::test_cluster().join("data/postmaster.pid"))
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // SAFETY: signalling the test cluster's postmaster, which this test suite started.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGQUIT) }, 0);
+    let status = child.wait().unwrap();
+    assert!(!status.success(), "the arm did not fail");
+    let meta = read_json(&first.join("meta.json")).unwrap();
+    assert_eq!(meta["status"], "failed", "{meta}");
+    let err = meta["steps"]["run"]["error"].as_str().unwrap_or_default();
+    assert!(!err.is_empty() && !err.contains('\n'), "{meta}");
+    assert!(measured(first) >= before, "samples were lost");
+    // The next arm runs on the recovered server.
+    testing::arm_cycle(&ctx, second, false).unwrap();
+    let meta = read_json(&second.join("meta.json")).unwrap();
+    assert_eq!(meta["status"], "complete", "{meta}");
+}
