@@ -3,8 +3,9 @@
 
 set shell := ["bash", "-euo", "pipefail", "-c"]
 
-# The study and size `just sweep` uses: STUDY=spv SIZE=ci just sweep spv 100 50
-STUDY := env_var_or_default('STUDY', 'hexacluster-tprocc')
+# The study and size `just sweep` uses: STUDY=spv SIZE=ci just sweep spv 100 50 (without
+# STUDY: the one study that updates the table)
+STUDY := env_var_or_default('STUDY', 'auto')
 SIZE := env_var_or_default('SIZE', 'quick')
 # How many times `just compare` runs each arm (alternating order: A B B A …)
 REPEATS := env_var_or_default('REPEATS', '1')
@@ -118,6 +119,12 @@ compare STUDY SIZE='':
 [group('studies')]
 hexacluster SIZE='scaled':
     just compare hexacluster-tprocc {{SIZE}}
+
+# Study 001/004: small_table upsert, default vs hash partitions vs fillfactor 50 (table and
+# indexes, table only, indexes only) at SIZE; `REPEATS=2 just small-table` for A B … B A
+[group('studies')]
+small-table SIZE='quick':
+    just compare small-table {{SIZE}}
 
 # Study 003: fillfactor 100/75/50/30 on 10,000 rows, 1M row updates
 [group('studies')]

@@ -30,8 +30,10 @@ WHERE c.relkind IN ('r', 'p')
   AND n.nspname NOT IN ('pg_catalog', 'information_schema')
   AND n.nspname NOT LIKE 'pg_toast%'
 UNION ALL
--- Indexes, tagged with their table as parent.
-SELECT ci.relname::text, ct.relname::text, 'i',
+-- Indexes, tagged with their table as parent; a leaf partition's index instead with the
+-- partitioned index it belongs to (kind 'pi'), which analyze adds them up into.
+SELECT ci.relname::text, coalesce(pi.relname::text, ct.relname::text),
+       CASE WHEN pi.relname IS NULL THEN 'i' ELSE 'pi' END,
        (coalesce(to_jsonb(s), '{}'::jsonb) - 'relid' - 'indexrelid' - 'schemaname' - 'relname' - 'indexrelname')
        || (coalesce(to_jsonb(io), '{}'::jsonb) - 'relid' - 'indexrelid' - 'schemaname' - 'relname' - 'indexrelname')
        || jsonb_build_object('index_bytes', pg_relation_size(ci.oid), 'relpages', ci.relpages,
@@ -42,5 +44,7 @@ JOIN pg_class ct ON ct.oid = x.indrelid
 JOIN pg_namespace n ON n.oid = ct.relnamespace
 LEFT JOIN pg_stat_user_indexes s ON s.indexrelid = ci.oid
 LEFT JOIN pg_statio_user_indexes io ON io.indexrelid = ci.oid
+LEFT JOIN pg_inherits ih ON ih.inhrelid = ci.oid
+LEFT JOIN pg_class pi ON pi.oid = ih.inhparent
 WHERE n.nspname NOT IN ('pg_catalog', 'information_schema')
   AND n.nspname NOT LIKE 'pg_toast%'

@@ -41,31 +41,61 @@ fn reloptions(c: &mut postgres::Client, rel: &str) -> Result<(String, Option<i32
     Ok((row.get(0), row.get(1)))
 }
 
+/// `rel` itself, or the leaf partitions of a partitioned table or index.
+fn leaves(c: &mut postgres::Client, rel: &str) -> Result<Vec<String>> {
+    let kind: Option<i8> = c
+        .query_opt(
+            "SELECT relkind FROM pg_class WHERE oid = to_regclass($1)",
+            &[&rel],
+        )?
+        .map(|r| r.get(0));
+    match kind.map(|k| k as u8 as char) {
+        None => {
+            bail!("relation {rel} does not exist in this database; fix the arm's fillfactor names")
+        }
+        Some('p' | 'I') => Ok(c
+            .query(
+                "SELECT c.relname::text FROM pg_partition_tree(to_regclass($1)) t \
+                 JOIN pg_class c ON c.oid = t.relid WHERE t.isleaf ORDER BY 1",
+                &[&rel],
+            )?
+            .iter()
+            .map(|r| r.get::<_, String>(0))
+            .collect()),
+        Some(_) => Ok(vec![rel.to_string()]),
+    }
+}
+
 fn apply(ctx: &Ctx, rd: &RunDir, db: &str) -> Result<()> {
     let plan = rd.plan()?;
     let arm = &plan.arm;
     let server = Server::ensure(ctx)?;
     let mut c = server.connect(db)?;
     let mut rels: BTreeMap<String, serde_json::Value> = BTreeMap::new();
-    for (t, ff) in &arm.fillfactor {
-        check_fillfactor(t, *ff)?;
-        let (before, _) = reloptions(&mut c, t)?;
-        c.batch_execute(&format!("ALTER TABLE {} SET (fillfactor = {ff})", ident(t)))
-            .with_context(|| format!("applying fillfactor {ff} to {t}"))?;
-        rels.insert(
-            t.clone(),
-            json!({"kind": "table", "before": before, "asked": ff}),
-        );
-    }
-    for (i, ff) in &arm.index_fillfactor {
-        check_fillfactor(i, *ff)?;
-        let (before, _) = reloptions(&mut c, i)?;
-        c.batch_execute(&format!("ALTER INDEX {} SET (fillfactor = {ff})", ident(i)))
-            .with_context(|| format!("applying fillfactor {ff} to index {i}"))?;
-        rels.insert(
-            i.clone(),
-            json!({"kind": "index", "before": before, "asked": ff}),
-        );
+    // A partitioned parent takes no fillfactor (PostgreSQL refuses it): the value goes to every
+    // leaf partition, and of a partitioned index to every leaf index.
+    let asked = arm
+        .fillfactor
+        .iter()
+        .map(|(t, ff)| (t, ff, "table"))
+        .chain(arm.index_fillfactor.iter().map(|(i, ff)| (i, ff, "index")));
+    for (rel, ff, kind) in asked {
+        check_fillfactor(rel, *ff)?;
+        let leaves = leaves(&mut c, rel)?;
+        for leaf in &leaves {
+            let (before, _) = reloptions(&mut c, leaf)?;
+            let what = if kind == "table" { "TABLE" } else { "INDEX" };
+            c.batch_execute(&format!(
+                "ALTER {what} {} SET (fillfactor = {ff})",
+                ident(leaf)
+            ))
+            .with_context(|| format!("applying fillfactor {ff} to {kind} {leaf}"))?;
+            let mut e = json!({"kind": kind, "before": before, "asked": ff});
+            if leaf != rel {
+                e["partition_of"] = json!(rel);
+            }
+            rels.insert(leaf.clone(), e);
+        }
     }
     // The rewrite list is the same in every arm, so every arm starts from freshly packed pages.
     for t in &plan.rewrite {

@@ -15,7 +15,7 @@ use crate::ctx::Ctx;
 use crate::rundir::RunDir;
 use crate::server::{ident, DbState, Server};
 use crate::study::Size;
-use crate::workload::{spv, tprocc};
+use crate::workload::{script, spv, tprocc};
 
 /// Bumped whenever a loader changes what it writes, so old templates are not reused.
 const LOADER_VERSION: &str = "1";
@@ -40,10 +40,12 @@ pub struct Args {
 pub struct Loader {
     workload: &'static str,
     ddl: String,
-    /// (table, expected rows)
-    expected: Vec<(String, i64)>,
-    /// TPROC-C loads with its own loader; other workloads run `ddl`.
+    /// (table, expected rows; None: at least one)
+    expected: Vec<(String, Option<i64>)>,
+    /// TPROC-C loads with its own loader; other workloads run `parts` in order.
     tprocc: Option<tprocc::Shape>,
+    /// (the file it came from, SQL): `ddl` in pieces, so a failure names its file.
+    parts: Vec<(String, String)>,
 }
 
 impl Loader {
@@ -54,8 +56,9 @@ impl Loader {
                 Loader {
                     workload: "spv",
                     ddl: shape.ddl(),
-                    expected: vec![("spv".into(), shape.rows as i64)],
+                    expected: vec![("spv".into(), Some(shape.rows as i64))],
                     tprocc: None,
+                    parts: vec![("spv.sql".into(), shape.ddl())],
                 }
             }
             Size::Tprocc(size) => {
@@ -63,10 +66,33 @@ impl Loader {
                 Loader {
                     workload: "tprocc",
                     ddl: shape.ddl(),
-                    expected: shape.expected(),
+                    expected: shape
+                        .expected()
+                        .into_iter()
+                        .map(|(t, n)| (t, Some(n)))
+                        .collect(),
                     tprocc: Some(shape),
+                    parts: vec![],
                 }
             }
+            Size::Pgbench(_) => bail!("a pgbench-script size needs its plan: Loader::for_plan"),
+        })
+    }
+
+    /// The loader of an arm's plan: the size's, and for a pgbench-script study the study's files
+    /// and the arm's partitioning (part of the schema, so part of the template's key).
+    pub fn for_plan(plan: &crate::study::ArmPlan) -> Result<Loader> {
+        let Size::Pgbench(size) = plan.size()? else {
+            return Loader::for_size(plan.size()?);
+        };
+        let shape = script::Shape::of(size)?;
+        let files = script::files_of(plan)?;
+        Ok(Loader {
+            workload: "pgbench",
+            ddl: shape.ddl(files, &plan.arm),
+            expected: plan.tables.iter().map(|t| (t.clone(), None)).collect(),
+            tprocc: None,
+            parts: shape.parts(files, &plan.arm),
         })
     }
 
@@ -155,7 +181,7 @@ fn build(ctx: &Ctx, rd: &RunDir, args: &Args) -> Result<()> {
         args.apply_server_settings,
     )?;
     rd.set_meta("server", server.describe()?)?;
-    let loader = Loader::for_size(plan.size()?)?;
+    let loader = Loader::for_plan(&plan)?;
     std::fs::write(rd.file("ddl.sql"), &loader.ddl)?;
     let (template, reused) = ensure_template(&server, &loader, args.no_template)?;
     if plan.database.is_empty() {
@@ -213,7 +239,16 @@ pub fn load_template(server: &Server, template: &str, loader: &Loader) -> Result
                 })?;
         }
         match &loader.tprocc {
-            None => c.batch_execute(&loader.ddl).context("loading the data")?,
+            None => {
+                for (file, sql) in &loader.parts {
+                    c.batch_execute(sql).map_err(|e| {
+                        anyhow::anyhow!(
+                            "{file} failed: {}; the half-built template stays {partial} and is never used",
+                            crate::server::db_error_line(&e)
+                        )
+                    })?;
+                }
+            }
             Some(shape) => {
                 c.batch_execute(tprocc::SCHEMA)
                     .context("creating the TPROC-C schema")?;
@@ -269,8 +304,10 @@ fn verify(server: &Server, db: &str, loader: &Loader) -> Result<serde_json::Valu
             .query_one(&format!("SELECT count(*) FROM {}", ident(t)), &[])
             .with_context(|| format!("counting {t} in {db}"))?
             .get(0);
-        if got != *want {
-            bail!("{db}.{t} has {got} rows, expected {want}; the build is incomplete: run `cargo xtask build --no-template` again");
+        match want {
+            Some(want) if got != *want => bail!("{db}.{t} has {got} rows, expected {want}; the build is incomplete: run `cargo xtask build --no-template` again"),
+            None if got == 0 => bail!("{db}.{t} is empty after the load; the load SQL fills nothing: fix it and run `cargo xtask build --no-template`"),
+            _ => {}
         }
         out.insert(t.clone(), json!(got));
     }

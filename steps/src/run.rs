@@ -19,8 +19,9 @@ use crate::io::{write_json_atomic, CsvAppender};
 use crate::rundir::RunDir;
 use crate::server::Server;
 use crate::snapshot::Sampler;
-use crate::study::{ArmPlan, Size, SpvSize, TproccSize};
-use crate::workload::{pgbench, spv, tprocc};
+use crate::study::{ArmPlan, PgbenchSize, Size, SpvSize, TproccSize};
+use crate::workload::script::txlog;
+use crate::workload::{pgbench, script, spv, tprocc};
 
 pub const WORKLOAD_HEADER: &[&str] = &[
     "t_s",
@@ -40,10 +41,10 @@ pub struct Args {
     /// TPROC-C: virtual users (default: the size's)
     #[arg(long)]
     pub vus: Option<u32>,
-    /// TPROC-C: ramp-up seconds (default: the size's)
+    /// TPROC-C and pgbench scripts: ramp-up seconds (default: the size's)
     #[arg(long)]
     pub rampup: Option<f64>,
-    /// TPROC-C: measured seconds (default: the size's)
+    /// TPROC-C and pgbench scripts: measured seconds (default: the size's)
     #[arg(long)]
     pub duration: Option<f64>,
 }
@@ -95,8 +96,247 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
                 }
                 run_tprocc(ctx, &rd, &plan, &db, &size)
             }
+            Size::Pgbench(mut size) => {
+                if let Some(r) = args.rampup {
+                    size.rampup_s = Some(r);
+                }
+                if let Some(d) = args.duration {
+                    size.duration_s = Some(d);
+                    size.transactions = None;
+                }
+                run_script(ctx, &rd, &plan, &db, &size)
+            }
         }
     })
+}
+
+pub const SCRIPT_WORKLOAD_HEADER: &[&str] = &[
+    "t_s",
+    "phase",
+    "transactions",
+    "tps",
+    "failures",
+    "latency_avg_ms",
+    "latency_p50_ms",
+    "latency_p95_ms",
+    "latency_p99_ms",
+    "latency_max_ms",
+];
+
+/// Rows inserted plus updated in `table` and its partitions, as the statistics say now.
+fn rows_written(c: &mut postgres::Client, table: &str) -> Result<i64> {
+    Ok(c.query_one(
+        "SELECT coalesce(sum(s.n_tup_ins + s.n_tup_upd), 0)::bigint FROM pg_stat_user_tables s \
+         WHERE s.relid = to_regclass($1) \
+            OR s.relid IN (SELECT relid FROM pg_partition_tree(to_regclass($1)) WHERE isleaf)",
+        &[&table],
+    )
+    .with_context(|| format!("reading the statistics of {table}"))?
+    .get(0))
+}
+
+/// A pgbench-script study: pgbench runs the scripts while the sampler takes `rampup` samples,
+/// one `measured` sample when the ramp-up ends (the window's start), `measured` samples every
+/// `snapshot_every_s`, and a last one after every backend has flushed its statistics.
+/// workload.csv and workload.json come from pgbench's per-transaction logs (latency
+/// percentiles per second and over the window); check.json from the row counters.
+fn run_script(ctx: &Ctx, rd: &RunDir, plan: &ArmPlan, db: &str, size: &PgbenchSize) -> Result<()> {
+    let shape = script::Shape::of(size)?;
+    let files = script::files_of(plan)?;
+    let server = Server::ensure(ctx)?;
+    let mut scripts = vec![];
+    for s in &files.scripts {
+        let path = rd.file(&s.name);
+        std::fs::write(&path, &s.text)?;
+        scripts.push((path.display().to_string(), s.weight));
+    }
+    let mut sampler = Sampler::new(&server, db, rd)?;
+    // Counters only (no table data is read: the cache stays cold).
+    let written_before = match &files.check {
+        Some(chk) => Some(rows_written(sampler.client(), &chk.table)?),
+        None => None,
+    };
+    let rampup = Duration::from_secs_f64(shape.rampup_s);
+    let every = Duration::from_secs_f64(shape.snapshot_every_s);
+    sampler.take(if rampup.is_zero() {
+        "measured"
+    } else {
+        "rampup"
+    })?;
+    let args = shape.pgbench_args(files, &scripts, db);
+    let inv = pgbench::Invocation {
+        bin: server.bin("pgbench"),
+        env: server.conn.libpq_env(db),
+        args: args.clone(),
+        log_prefix: rd.file("pgbench_log"),
+        aggregate: false,
+    };
+    eprintln!(
+        "hotlab: pgbench: {} client(s), {} job(s), ramp-up {} s, {} on {db} (progress every 5 s)",
+        shape.clients,
+        shape.jobs,
+        shape.rampup_s,
+        match (shape.duration_s, shape.transactions) {
+            (Some(d), _) => format!("measured {d} s"),
+            (_, Some(t)) => format!("{t} transactions"),
+            _ => String::new(),
+        }
+    );
+    let stop = Arc::new(AtomicBool::new(false));
+    let started = Instant::now();
+    let start_epoch_us = epoch_us();
+    let sampling = {
+        let stop = stop.clone();
+        std::thread::spawn(move || -> Result<(Sampler, i64)> {
+            let mut boundary = if rampup.is_zero() { start_epoch_us } else { 0 };
+            let mut next = started + every.min(rampup.max(Duration::from_millis(1)));
+            while !stop.load(Ordering::SeqCst) {
+                let now = Instant::now();
+                if boundary == 0 && now >= started + rampup {
+                    boundary = epoch_us();
+                    sampler.take("measured")?;
+                    next = now + every;
+                } else if now >= next {
+                    sampler.take(if boundary == 0 { "rampup" } else { "measured" })?;
+                    next += every;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Ok((sampler, boundary))
+        })
+    };
+    let result = pgbench::run(&inv, interrupted);
+    stop.store(true, Ordering::SeqCst);
+    let (mut sampler, boundary) = sampling
+        .join()
+        .map_err(|_| anyhow::anyhow!("the sampling thread panicked"))??;
+    let end_epoch_us = epoch_us();
+    wait_for_backends(sampler.client(), db)?;
+    if boundary == 0 {
+        bail!(
+            "pgbench ended within the ramp-up ({} s): nothing was measured; lower rampup_s or give the size more transactions",
+            shape.rampup_s
+        );
+    }
+    sampler.take("measured")?;
+    let (summary, _) = result?;
+
+    let txns = txlog::read(&rd.file("pgbench_log"))?;
+    let mut csv = CsvAppender::open(&rd.file("workload.csv"), SCRIPT_WORKLOAD_HEADER)?;
+    let opt = |v: Option<f64>| v.map(|x| format!("{x:.3}")).unwrap_or_default();
+    let mut i = 0;
+    let mut second = 0i64;
+    while i < txns.len() {
+        let until = start_epoch_us + (second + 1) * 1_000_000;
+        let j = i + txns[i..].iter().take_while(|t| t.end_us < until).count();
+        let f = txlog::figures(&txns[i..j]);
+        // A second that began inside the ramp-up is the ramp-up's.
+        let phase = if until - 1_000_000 < boundary {
+            "rampup"
+        } else {
+            "measured"
+        };
+        csv.row(&[
+            second.to_string(),
+            phase.into(),
+            f.transactions.to_string(),
+            f.transactions.to_string(),
+            f.failures.to_string(),
+            opt(f.latency_avg_ms),
+            opt(f.latency_p50_ms),
+            opt(f.latency_p95_ms),
+            opt(f.latency_p99_ms),
+            opt(f.latency_max_ms),
+        ])?;
+        i = j;
+        second += 1;
+    }
+    let window: Vec<txlog::Txn> = txns
+        .iter()
+        .copied()
+        .filter(|t| t.end_us >= boundary)
+        .collect();
+    let measured = txlog::figures(&window);
+    let measured_s = (end_epoch_us - boundary) as f64 / 1e6;
+    let last_end = txns.last().map(|t| t.end_us).unwrap_or(end_epoch_us);
+    let final_from = last_end - every.as_micros() as i64;
+    let final_n = window
+        .iter()
+        .filter(|t| t.end_us > final_from && t.latency_us.is_some())
+        .count();
+    let all = txlog::figures(&txns);
+    let version = crate::proc::version(&server.bin("pgbench"));
+    let out = json!({
+        "workload": "pgbench",
+        "tool": version,
+        "command": std::iter::once("pgbench".to_string()).chain(args).collect::<Vec<_>>(),
+        "scripts": files.scripts.iter().map(|s| json!({"file": s.name, "weight": s.weight})).collect::<Vec<_>>(),
+        "protocol": files.protocol.name(),
+        "clients": shape.clients,
+        "jobs": shape.jobs,
+        "random_seed": shape.random_seed,
+        "rampup_s": shape.rampup_s,
+        "measured_s": measured_s,
+        "start_epoch_us": start_epoch_us,
+        "measured_from_epoch_us": boundary,
+        "transactions": measured.transactions,
+        "failed": measured.failures,
+        "tps": measured.transactions as f64 / measured_s.max(1e-9),
+        "tps_final_sample": final_n as f64 / every.as_secs_f64(),
+        "final_sample_s": every.as_secs_f64(),
+        "latency_avg_ms": measured.latency_avg_ms,
+        "latency_p50_ms": measured.latency_p50_ms,
+        "latency_p95_ms": measured.latency_p95_ms,
+        "latency_p99_ms": measured.latency_p99_ms,
+        "latency_max_ms": measured.latency_max_ms,
+        "transactions_all": all.transactions,
+        "failed_all": all.failures,
+        "pgbench_reported": {"transactions": summary.transactions, "failed": summary.failed,
+                              "tps": summary.tps, "latency_avg_ms": summary.latency_avg_ms},
+        "wall_s": summary.wall_s,
+        "interrupted": interrupted(),
+    });
+    write_json_atomic(&rd.file("workload.json"), &out)?;
+
+    if let (Some(chk), Some(before)) = (&files.check, written_before) {
+        let after = rows_written(sampler.client(), &chk.table)?;
+        let expected = all.transactions as i64 * chk.rows_per_transaction as i64;
+        let ok = after - before == expected || interrupted();
+        write_json_atomic(
+            &rd.file("check.json"),
+            &json!({
+                "ok": ok,
+                "conditions": [{
+                    "name": format!("Δ(n_tup_ins + n_tup_upd) of {} (partitions added up) = {} × transactions committed", chk.table, chk.rows_per_transaction),
+                    "expected": expected,
+                    "got": after - before,
+                    "violations": if ok { 0 } else { 1 },
+                }],
+            }),
+        )?;
+        if !ok {
+            bail!(
+                "check failed: {} rows written to {} for {} committed transactions (expected {expected})",
+                after - before,
+                chk.table,
+                all.transactions
+            );
+        }
+    }
+    eprintln!(
+        "hotlab: {} transactions in the measured {measured_s:.1} s ({:.1} TPS; p95 {} ms)",
+        measured.transactions,
+        measured.transactions as f64 / measured_s.max(1e-9),
+        opt(measured.latency_p95_ms)
+    );
+    Ok(())
+}
+
+fn epoch_us() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros() as i64)
+        .unwrap_or(0)
 }
 
 /// Samples every `every` on its own thread until told to stop; returns the sampler.
@@ -164,6 +404,7 @@ fn run_spv(ctx: &Ctx, rd: &RunDir, db: &str, size: &SpvSize) -> Result<()> {
         env: server.conn.libpq_env(db),
         args: args.clone(),
         log_prefix: rd.file("pgbench_log"),
+        aggregate: true,
     };
     eprintln!(
         "hotlab: pgbench: {} statements of {} rows on {db}",

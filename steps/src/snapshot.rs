@@ -1,7 +1,7 @@
 //! `snapshot`: one sample of every statistics source, appended and flushed to
 //! `snapshots/tables.csv` (per table and index), `snapshots/database.csv` (WAL, LSN, database,
 //! I/O, checkpointer, bgwriter, statements, `server_cpu`: the CPU seconds of a server on this
-//! machine, and `host`: this machine's CPU seconds by state, steal included, both from /proc) and `snapshots/buffers.csv` (shared buffers per relation). Long format: one row per (sample, object, metric). Counters stay cumulative;
+//! machine, and `host`: this machine's CPU seconds by state, steal included, both from /proc) and `snapshots/buffers.csv` (shared buffers per relation, with its partitioned parent). Long format: one row per (sample, object, metric). Counters stay cumulative;
 //! `analyze` computes deltas. A metric the server version lacks is absent, never invented.
 
 use std::io::BufReader;
@@ -155,7 +155,7 @@ impl Sampler {
             client,
             tables: CsvAppender::open(&dir.join("tables.csv"), TABLES_HEADER)?,
             database: CsvAppender::open(&dir.join("database.csv"), SOURCES_HEADER)?,
-            buffers: CsvAppender::open(&dir.join("buffers.csv"), SOURCES_HEADER)?,
+            buffers: CsvAppender::open(&dir.join("buffers.csv"), TABLES_HEADER)?,
             next_sample,
             optional_sql,
             taken_ms: vec![],
@@ -218,14 +218,16 @@ impl Sampler {
             .query(BUFFERS_SQL, &[])
             .context("sampling pg_buffercache")?
         {
-            let object: String = r.get(0);
-            let metrics: Value = r.get(1);
+            let (object, parent, kind): (String, String, String) = (r.get(0), r.get(1), r.get(2));
+            let metrics: Value = r.get(3);
             for (k, v) in metrics.as_object().into_iter().flatten() {
                 buf_rows.push(vec![
                     sample.clone(),
                     ts.clone(),
                     phase.to_string(),
                     object.clone(),
+                    parent.clone(),
+                    kind.clone(),
                     k.clone(),
                     value_text(v),
                 ]);

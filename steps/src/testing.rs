@@ -25,6 +25,9 @@ fn copy_dir(from: &Path, to: &Path) {
         let p = e.unwrap().path();
         if p.is_file() {
             std::fs::copy(&p, to.join(p.file_name().unwrap())).unwrap();
+        } else if p.is_dir() {
+            // A pgbench-script study's files sit in a directory beside it.
+            copy_dir(&p, &to.join(p.file_name().unwrap()));
         }
     }
 }

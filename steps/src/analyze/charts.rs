@@ -186,7 +186,7 @@ pub fn standard(
             .buffers
             .series
             .iter()
-            .filter(|((_, m), _)| m == "buffers")
+            .filter(|((o, m), _)| m == "buffers" && !r.buffers.rolled.contains(o))
             .map(|(_, v)| v.as_slice())
             .collect();
         let pages = sum_series(&all);

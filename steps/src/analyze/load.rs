@@ -146,6 +146,7 @@ pub const METRICS: &[&str] = &[
     "heap_bytes",
     "index_bytes",
     "n_dead_tup",
+    "n_tup_ins",
     "n_tup_upd",
     "n_tup_hot_upd",
     "n_tup_newpage_upd",
@@ -155,6 +156,8 @@ pub const METRICS: &[&str] = &[
     "insert_lsn_bytes",
     "buffers",
     "dirty",
+    "buffers_used",
+    "buffers_dirty",
     // The mechanism (analyze/mechanism.rs).
     "num_timed",
     "num_requested",
@@ -182,7 +185,10 @@ fn additive(metric: &str) -> bool {
         || metric.ends_with("_read")
         || metric.ends_with("_count")
         || metric.ends_with("_fetch")
-        || matches!(metric, "relpages" | "reltuples" | "seq_scan" | "idx_scan")
+        || matches!(
+            metric,
+            "relpages" | "reltuples" | "seq_scan" | "idx_scan" | "buffers" | "dirty"
+        )
 }
 
 /// One snapshot file reduced to its measured window and its per-sample series.
@@ -191,6 +197,10 @@ pub struct Snapshots {
     pub window: HashMap<(String, String), Window>,
     /// (object, metric) → (seconds since the first measured sample, value), measured samples.
     pub series: HashMap<(String, String), Vec<(f64, f64)>>,
+    /// Parents their partitions were added up into (a sum over objects skips them).
+    pub rolled: std::collections::HashSet<String>,
+    /// Index → its table (tables.csv's index rows of kind `i`).
+    pub index_of: HashMap<String, String>,
 }
 
 /// Reads a long-format snapshot file: the measured window and series per (object, metric), and
@@ -231,7 +241,13 @@ pub fn snapshots(path: &Path) -> Result<Snapshots> {
             delta: delta.get(i),
             last_text: last_text.get(i).map(str::to_string),
         };
+        if kinds.get(i) == Some("i") {
+            if let Some(p) = parents.get(i).filter(|p| !p.is_empty()) {
+                out.index_of.insert(o.to_string(), p.to_string());
+            }
+        }
         if let Some(p) = partition_of(parents.get(i), kinds.get(i)) {
+            out.rolled.insert(p.to_string());
             let key = (p.to_string(), m.to_string());
             let sum = rolled.entry(key).or_default();
             if additive(m) {
@@ -313,10 +329,11 @@ fn number(df: &DataFrame, c: &str) -> Result<Float64Chunked> {
     Ok(df.column(c)?.as_materialized_series().f64()?.clone())
 }
 
-/// The parent a row rolls up into: only tables (kind `r`) with a parent are partitions; indexes
-/// carry their table as parent too, and are not added into it. One level of partitioning.
+/// The parent a row rolls up into: a table (kind `r`) with a parent is a partition, an index of
+/// kind `pi` a partition's index (its parent the partitioned index); other indexes carry their
+/// table as parent and are not added into it. One level of partitioning.
 fn partition_of<'a>(parent: Option<&'a str>, kind: Option<&str>) -> Option<&'a str> {
-    parent.filter(|p| !p.is_empty() && kind == Some("r"))
+    parent.filter(|p| !p.is_empty() && matches!(kind, Some("r" | "pi")))
 }
 
 /// The measured samples of the metrics analyze reads from a long-format snapshot file, every

@@ -8,6 +8,7 @@ pub mod ladder;
 pub mod load;
 pub mod mechanism;
 pub mod report;
+pub mod script;
 pub mod spv;
 pub mod tprocc;
 
@@ -120,6 +121,7 @@ pub fn analyze_with(arm_dirs: &[PathBuf], allow_mixed: bool, threshold: f64) -> 
     let (mut markdown, mut json, charts) = match runs[0].plan.workload {
         Workload::Spv => spv::tables(&runs)?,
         Workload::Tprocc => tprocc::tables(&runs)?,
+        Workload::Pgbench => script::tables(&runs)?,
     };
     if let Some(table) = ladder::swept_table(&runs) {
         let (md, lj) = ladder::ladder(&runs, &table, threshold);

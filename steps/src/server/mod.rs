@@ -326,6 +326,17 @@ impl Server {
 }
 
 /// Quotes an SQL identifier.
+/// A database error as one line: the server's message (and detail), or the client's error.
+pub fn db_error_line(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(d) => match d.detail() {
+            Some(detail) => format!("{} ({detail})", d.message()),
+            None => d.message().to_string(),
+        },
+        None => e.to_string().replace('\n', " "),
+    }
+}
+
 pub fn ident(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }

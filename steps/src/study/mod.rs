@@ -4,6 +4,7 @@
 //! typed, fully resolved plan every later step reads from the arm's meta.json. Reads the YAML;
 //! writes nothing. Sits under the run directory, the server and the workloads.
 
+pub mod pgbench;
 pub mod plan;
 pub mod scale;
 pub mod size;
@@ -15,8 +16,9 @@ use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::ctx::Ctx;
+pub use pgbench::{Partition, PgbenchFiles, PgbenchSpec};
 pub use plan::{parse_adhoc_arm, resolve_size, sweep_values, ArmPlan, Plan, PlanArgs};
-pub use size::{Profile, Scale, Size, SpvSize, TproccSize};
+pub use size::{PgbenchSize, Profile, Scale, Size, SpvSize, TproccSize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -25,6 +27,8 @@ pub enum Workload {
     Spv,
     /// Study 000: HammerDB-compatible TPC-C (TPROC-C).
     Tprocc,
+    /// Study 001, and a user's own table: schema, load and pgbench scripts from files.
+    Pgbench,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -47,6 +51,9 @@ pub struct Study {
     /// Tables whose post-run VACUUM is timed.
     pub vacuum_timing: Vec<String>,
     pub arms: Vec<Arm>,
+    /// `workload: pgbench`: the files (`pgbench:`), and their texts once `parse_study` read them.
+    pub pgbench: Option<PgbenchSpec>,
+    pub pgbench_files: Option<PgbenchFiles>,
 }
 
 /// A study's sizes, one type per workload (the study's `workload:` is the tag).
@@ -54,6 +61,7 @@ pub struct Study {
 pub enum Sizes {
     Spv(BTreeMap<String, SpvSize>),
     Tprocc(BTreeMap<String, TproccSize>),
+    Pgbench(BTreeMap<String, PgbenchSize>),
 }
 
 impl Sizes {
@@ -61,6 +69,7 @@ impl Sizes {
         match self {
             Sizes::Spv(m) => m.keys().cloned().collect(),
             Sizes::Tprocc(m) => m.keys().cloned().collect(),
+            Sizes::Pgbench(m) => m.keys().cloned().collect(),
         }
     }
 
@@ -68,6 +77,7 @@ impl Sizes {
         match self {
             Sizes::Spv(m) => m.get(name).cloned().map(Size::Spv),
             Sizes::Tprocc(m) => m.get(name).cloned().map(Size::Tprocc),
+            Sizes::Pgbench(m) => m.get(name).cloned().map(Size::Pgbench),
         }
     }
 }
@@ -90,6 +100,8 @@ struct RawStudy {
     #[serde(default)]
     vacuum_timing: Vec<String>,
     arms: Vec<Arm>,
+    #[serde(default)]
+    pgbench: Option<PgbenchSpec>,
 }
 
 impl TryFrom<RawStudy> for Study {
@@ -111,7 +123,15 @@ impl TryFrom<RawStudy> for Study {
         let sizes = match r.workload {
             Workload::Spv => Sizes::Spv(typed("spv", r.sizes)?),
             Workload::Tprocc => Sizes::Tprocc(typed("tprocc", r.sizes)?),
+            Workload::Pgbench => Sizes::Pgbench(typed("pgbench", r.sizes)?),
         };
+        if (r.workload == Workload::Pgbench) != r.pgbench.is_some() {
+            return Err(if r.pgbench.is_some() {
+                "pgbench: is only for workload: pgbench".to_string()
+            } else {
+                "workload: pgbench needs a pgbench: section (schema, load, scripts)".to_string()
+            });
+        }
         Ok(Study {
             name: r.name,
             title: r.title,
@@ -124,11 +144,13 @@ impl TryFrom<RawStudy> for Study {
             rewrite: r.rewrite,
             vacuum_timing: r.vacuum_timing,
             arms: r.arms,
+            pgbench: r.pgbench,
+            pgbench_files: None,
         })
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Arm {
     pub name: String,
@@ -138,6 +160,9 @@ pub struct Arm {
     /// Index fillfactor per index.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub index_fillfactor: BTreeMap<String, u32>,
+    /// The table hash-partitioned (part of the arm's schema: its own template).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition: Option<Partition>,
 }
 
 /// Server settings: `base`, then `over` on top.
@@ -185,7 +210,7 @@ pub fn load_study(ctx: &Ctx, name: &str) -> Result<Study> {
 pub fn parse_study(path: &Path) -> Result<Study> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let study: Study = serde_norway::from_str(&text).map_err(|e| {
+    let mut study: Study = serde_norway::from_str(&text).map_err(|e| {
         anyhow::anyhow!(
             "{}: {}; fix the study file",
             path.display(),
@@ -193,6 +218,9 @@ pub fn parse_study(path: &Path) -> Result<Study> {
         )
     })?;
     validate_study(&study).with_context(|| format!("{}", path.display()))?;
+    if let Some(spec) = &study.pgbench {
+        study.pgbench_files = Some(spec.resolve(path, &study.name)?);
+    }
     Ok(study)
 }
 
@@ -233,6 +261,7 @@ fn validate_study(s: &Study) -> Result<()> {
 pub(crate) fn validate_size(size: &Size) -> Result<()> {
     match size {
         Size::Spv(s) => s.check(),
+        Size::Pgbench(s) => s.check(),
         Size::Tprocc(s) => {
             s.check()?;
             let duration = s.duration_s.unwrap_or(60.0);
@@ -261,6 +290,21 @@ pub fn validate_arm(s: &Study, a: &Arm) -> Result<()> {
     }
     for (i, ff) in &a.index_fillfactor {
         check_fillfactor(i, *ff)?;
+    }
+    if let Some(p) = &a.partition {
+        if s.workload != Workload::Pgbench {
+            bail!("arm {}: partition is only for workload: pgbench", a.name);
+        }
+        if !s.tables.contains(&p.table) {
+            bail!(
+                "arm {}: partitioned table {} is not in study {}; its tables are: {}",
+                a.name,
+                p.table,
+                s.name,
+                s.tables.join(", ")
+            );
+        }
+        p.check().with_context(|| format!("arm {}", a.name))?;
     }
     Ok(())
 }

@@ -68,6 +68,7 @@ impl Plan {
             vacuum_timing: self.study.vacuum_timing.clone(),
             sweep_table: self.sweep.as_ref().map(|(t, _)| t.clone()),
             database: database.to_string(),
+            pgbench: self.study.pgbench_files.clone(),
         }
     }
 }
@@ -103,6 +104,9 @@ pub struct ArmPlan {
     /// This arm run's own database, derived from its run directory (unique, at most 63 bytes);
     /// every step uses this name. Empty in run directories made before it was recorded.
     pub database: String,
+    /// `workload: pgbench`: the schema, load and scripts, as text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pgbench: Option<super::PgbenchFiles>,
 }
 
 impl ArmPlan {
@@ -144,6 +148,8 @@ struct RawArmPlan {
     sweep_table: Option<String>,
     #[serde(default)]
     database: String,
+    #[serde(default)]
+    pgbench: Option<super::PgbenchFiles>,
 }
 
 impl TryFrom<RawArmPlan> for ArmPlan {
@@ -170,6 +176,7 @@ impl TryFrom<RawArmPlan> for ArmPlan {
             vacuum_timing: r.vacuum_timing,
             sweep_table: r.sweep_table,
             database: r.database,
+            pgbench: r.pgbench,
         })
     }
 }
@@ -214,7 +221,11 @@ impl PlanArgs {
                 known_studies(ctx).join(", ")
             );
         };
-        let study = load_study(ctx, name)?;
+        let study = if name == "auto" {
+            study_of_table(ctx, self.sweep.as_deref())?
+        } else {
+            load_study(ctx, name)?
+        };
         let size_name = self.size.clone().unwrap_or(study.default_size.clone());
         let Some(size) = study.sizes.get(&size_name) else {
             bail!(
@@ -227,7 +238,7 @@ impl PlanArgs {
         // the study file's value.
         let scale_of = |s: &Size| match s {
             Size::Tprocc(t) => t.scale.clone(),
-            Size::Spv(_) => None,
+            Size::Spv(_) | Size::Pgbench(_) => None,
         };
         let churn = match (scale_of(&size), self.nopm_per_warehouse) {
             (_, Some(n)) => Some((n, format!("--nopm-per-warehouse {n}"))),
@@ -289,7 +300,7 @@ impl PlanArgs {
                     arms.push(Arm {
                         name: format!("{t}-ff{v}"),
                         fillfactor: BTreeMap::from([(t.clone(), *v)]),
-                        index_fillfactor: BTreeMap::new(),
+                        ..Default::default()
                     });
                 }
                 Some((t.clone(), values))
@@ -317,6 +328,33 @@ impl PlanArgs {
             sweep,
             scale,
         })
+    }
+}
+
+/// `--study auto` (what `just sweep` passes when STUDY is not set): the one study whose workload
+/// updates the swept table.
+fn study_of_table(ctx: &Ctx, table: Option<&str>) -> Result<Study> {
+    let Some(table) = table else {
+        bail!("--study auto needs --sweep TABLE; or name the study: --study NAME");
+    };
+    let mut found = vec![];
+    for name in known_studies(ctx) {
+        if let Ok(s) = load_study(ctx, &name) {
+            if s.tables.iter().any(|t| t == table) {
+                found.push(s);
+            }
+        }
+    }
+    match found.len() {
+        1 => Ok(found.remove(0)),
+        0 => bail!(
+            "no study updates {table}; name one: STUDY=<study> just sweep {table} … (known: {})",
+            known_studies(ctx).join(", ")
+        ),
+        _ => bail!(
+            "{table} is updated by several studies ({}); name one: STUDY=<study> just sweep {table} …",
+            found.iter().map(|s| s.name.clone()).collect::<Vec<_>>().join(", ")
+        ),
     }
 }
 
@@ -406,7 +444,7 @@ pub fn parse_adhoc_arm(spec: &str) -> Result<Arm> {
     Ok(Arm {
         name,
         fillfactor: ff,
-        index_fillfactor: BTreeMap::new(),
+        ..Default::default()
     })
 }
 
@@ -425,7 +463,7 @@ mod tests {
             size: Size::Spv(SpvSize::default()),
             arms: arms
                 .iter()
-                .map(|n| Arm { name: n.to_string(), fillfactor: BTreeMap::new(), index_fillfactor: BTreeMap::new() })
+                .map(|n| Arm { name: n.to_string(), ..Default::default() })
                 .collect(),
             repeats,
             sweep: None,

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 pub enum Size {
     Spv(SpvSize),
     Tprocc(TproccSize),
+    Pgbench(PgbenchSize),
 }
 
 impl Size {
@@ -19,6 +20,7 @@ impl Size {
         match self {
             Size::Spv(s) => &s.server,
             Size::Tprocc(s) => &s.server,
+            Size::Pgbench(s) => &s.server,
         }
     }
 
@@ -27,6 +29,7 @@ impl Size {
         match self {
             Size::Spv(s) => s.ram.as_deref(),
             Size::Tprocc(s) => s.ram.as_deref(),
+            Size::Pgbench(s) => s.ram.as_deref(),
         }
     }
 
@@ -34,6 +37,7 @@ impl Size {
         match self {
             Size::Spv(_) => super::Workload::Spv,
             Size::Tprocc(_) => super::Workload::Tprocc,
+            Size::Pgbench(_) => super::Workload::Pgbench,
         }
     }
 
@@ -42,6 +46,7 @@ impl Size {
         Ok(match workload {
             super::Workload::Spv => Size::Spv(serde_json::from_value(v)?),
             super::Workload::Tprocc => Size::Tprocc(serde_json::from_value(v)?),
+            super::Workload::Pgbench => Size::Pgbench(serde_json::from_value(v)?),
         })
     }
 }
@@ -52,6 +57,7 @@ impl Serialize for Size {
         match self {
             Size::Spv(x) => x.serialize(s),
             Size::Tprocc(x) => x.serialize(s),
+            Size::Pgbench(x) => x.serialize(s),
         }
     }
 }
@@ -115,6 +121,98 @@ pub struct TproccSize {
     /// A scale model of an article size (see `scale.rs` and the README's "Scale models").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scale: Option<Scale>,
+}
+
+/// A pgbench-script workload (study 001, and a user's own table): the study names the files
+/// (`PgbenchSpec`); a size says how hard and how long, and the values of the load's variables.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PgbenchSize {
+    /// pgbench -c
+    pub clients: u32,
+    /// pgbench -j (default 1)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jobs: Option<u32>,
+    /// Seconds at the start left out of the measured deltas (as TPROC-C's ramp-up).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rampup_s: Option<f64>,
+    /// Measured seconds after the ramp-up (pgbench -T rampup + duration); or `transactions`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_s: Option<f64>,
+    /// Transactions in all (pgbench -t, divided among the clients); or `duration_s`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transactions: Option<u64>,
+    /// Seconds between statistics snapshots during `run`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot_every_s: Option<f64>,
+    /// pgbench --random-seed, the same in every arm so arms see the same sequence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub random_seed: Option<u64>,
+    /// The variables of the load SQL (`:name`) and of the scripts (`-D name=value`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub vars: BTreeMap<String, serde_json::Value>,
+    /// Server settings for this size, on top of the study's.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub server: BTreeMap<String, String>,
+    /// The RAM of the machine this size stands for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ram: Option<String>,
+}
+
+impl PgbenchSize {
+    /// The ranges the type cannot say.
+    pub fn check(&self) -> anyhow::Result<()> {
+        if self.clients == 0 {
+            anyhow::bail!("clients must be at least 1");
+        }
+        let jobs = self.jobs.unwrap_or(1);
+        if jobs == 0 || jobs > self.clients {
+            anyhow::bail!(
+                "jobs ({jobs}) must be between 1 and clients ({})",
+                self.clients
+            );
+        }
+        match (self.duration_s, self.transactions) {
+            (Some(_), Some(_)) | (None, None) => {
+                anyhow::bail!("give either duration_s or transactions (one of them)")
+            }
+            (Some(d), None) if !d.is_finite() || d <= 0.0 => {
+                anyhow::bail!(
+                    "the measured duration must be a positive number of seconds (got {d})"
+                )
+            }
+            (None, Some(t)) if t == 0 || !t.is_multiple_of(self.clients as u64) => anyhow::bail!(
+                "transactions ({t}) must be positive and divide evenly among {} clients",
+                self.clients
+            ),
+            _ => {}
+        }
+        if self.rampup_s.is_some_and(|r| !r.is_finite() || r < 0.0) {
+            anyhow::bail!(
+                "the ramp-up must be zero or a positive number of seconds (got {})",
+                self.rampup_s.unwrap_or_default()
+            );
+        }
+        for (k, v) in &self.vars {
+            if !k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                || k.starts_with(|c: char| c.is_ascii_digit())
+            {
+                anyhow::bail!("variable name {k:?}: use letters, digits and _");
+            }
+            if !(v.is_number() || v.is_string()) {
+                anyhow::bail!("variable {k} must be a number or a string (got {v})");
+            }
+        }
+        check_snapshot_every(self.snapshot_every_s)
+    }
+
+    /// A variable's value as text (strings as written, numbers as JSON prints them).
+    pub fn var(&self, name: &str) -> Option<String> {
+        self.vars.get(name).map(|v| match v {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+    }
 }
 
 impl SpvSize {

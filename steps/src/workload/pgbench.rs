@@ -37,8 +37,11 @@ pub struct Invocation {
     pub bin: PathBuf,
     pub env: Vec<(String, String)>,
     pub args: Vec<String>,
-    /// Where the aggregate log goes (pgbench appends `.<pid>`).
+    /// Where the log goes (pgbench appends `.<pid>`).
     pub log_prefix: PathBuf,
+    /// The args ask for `--aggregate-interval` logs, returned parsed; else the per-transaction
+    /// log is left for the caller.
+    pub aggregate: bool,
 }
 
 /// Runs pgbench to completion, or until `stop()` says so (then it is killed).
@@ -76,7 +79,11 @@ pub fn run(inv: &Invocation, mut stop: impl FnMut() -> bool) -> Result<(Summary,
             bail!("pgbench failed ({st}): {}", tail.join(" | "));
         }
     }
-    let intervals = read_aggregate_logs(&inv.log_prefix)?;
+    let intervals = if inv.aggregate {
+        read_aggregate_logs(&inv.log_prefix)?
+    } else {
+        vec![]
+    };
     Ok((summary, intervals))
 }
 
