@@ -2,6 +2,7 @@
 //! directory with sweep.json and one arm directory with meta.json per arm run. Prints the arm
 //! directories on stdout, one per line, in the order they should run.
 
+use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Result;
@@ -44,8 +45,12 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         &cmd.join(" "),
     )?;
     eprintln!("hotlab: created {}", sweep.display());
+    // A reader that stops early (`| head -1`) is not an error: the directories exist.
+    let mut out = std::io::stdout().lock();
     for a in arms {
-        println!("{}", a.path.display());
+        if writeln!(out, "{}", a.path.display()).is_err() {
+            break;
+        }
     }
     Ok(())
 }

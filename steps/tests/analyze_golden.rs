@@ -399,3 +399,52 @@ fn recommendation_makes_the_articles_choices() {
     );
     assert_eq!(r.verdict, "try lower");
 }
+
+#[test]
+fn small_table_summary_matches_golden() {
+    let dirs = find_arm_dirs(&data().join("small-table-ci")).unwrap();
+    assert_eq!(dirs.len(), 5);
+    let a = analyze::analyze_dirs(&dirs, false).unwrap();
+    let want = std::fs::read_to_string(data().join("small-table-ci.summary.md")).unwrap();
+    assert_eq!(a.markdown, want);
+    // Every arm, in the order it ran, with its figures; partitions added up into small_table.
+    let runs = a.json["runs"].as_array().unwrap();
+    let arms: Vec<&str> = runs.iter().map(|r| r["arm"].as_str().unwrap()).collect();
+    assert_eq!(arms, ["ori", "by_hash", "onlyff", "heap50", "index50"]);
+    for r in runs {
+        for k in [
+            "tps",
+            "tps_final_sample",
+            "updates_per_s",
+            "latency_p50_ms",
+            "latency_p95_ms",
+            "latency_p99_ms",
+            "hot_pct",
+            "newpage_pct",
+            "n_dead_tup_end",
+            "heap_bytes_start",
+            "heap_bytes_end",
+            "index_bytes_start",
+            "buffers_end",
+            "dirty_end",
+            "cache_buffers_used_end",
+            "pk_idx_blks_hit",
+            "wal_bytes_per_txn",
+            "checkpoints",
+        ] {
+            assert!(r[k].as_f64().is_some(), "{k} missing in {r}");
+        }
+        let hot = r["hot_pct"].as_f64().unwrap();
+        assert!((0.0..=100.0).contains(&hot));
+    }
+    let by = |a: &str| runs.iter().find(|r| r["arm"] == a).unwrap();
+    // Fillfactor 50 doubles the heap; the hash-partitioned table is the same data.
+    let heap = |a: &str| by(a)["heap_bytes_start"].as_f64().unwrap();
+    assert!(heap("onlyff") > 1.8 * heap("ori"));
+    assert!((heap("by_hash") / heap("ori") - 1.0).abs() < 0.2);
+    assert!(by("by_hash")["buffers_end"].as_f64().unwrap() > 0.0);
+    assert_eq!(a.json["claims"].as_array().unwrap().len(), 5);
+    assert!(a.json["arms"]["onlyff"]["mean TPS"]["mean"]
+        .as_f64()
+        .is_some());
+}
