@@ -412,7 +412,7 @@ fn article(stat: Stat<'_>, ratio: Option<f64>) -> (String, Vec<Value>) {
     let noise = "within noise (the repeats' ranges overlap)".to_string();
     let hot_early = change("onlyff", "ori", |r| r.hot_first);
     let dead = change("onlyff", "ori", |r| r.dead_end);
-    let claims = vec![
+    let claims = [
         (
             "hash partitioning stays close to the default (within 5 % TPS)",
             format!("{} (final sample)", pct_text(pub_change("by_hash", "ori"))),

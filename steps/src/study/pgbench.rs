@@ -191,6 +191,7 @@ impl Partition {
     pub fn sql(&self) -> String {
         let t = self.table.replace('\'', "''");
         let k = self.key.replace('\'', "''");
+        let tq = format!("\"{}\"", t.replace('"', "\"\""));
         format!(
             r#"-- hotlab: {t} hash-partitioned on {k} into {n} partitions (the arm's partition)
 DO $hotlab$
@@ -227,7 +228,6 @@ BEGIN
 END
 $hotlab$;
 "#,
-            tq = format!("\"{}\"", t.replace('"', "\"\"")),
             n = self.count,
             last = self.count - 1,
         )
