@@ -61,6 +61,12 @@ vacuum-timing RUN:
 check RUN:
     cargo xtask check --run {{RUN}}
 
+# Which tables could use a fillfactor? The article's three tests, read-only, on DATABASE_URL/PG*
+# or one of hotlab's arms (--run ARM); prints the selection table, writes advise.json
+[group('steps')]
+advise *ARGS:
+    cargo xtask advise {{ARGS}}
+
 # Turn run directories into summary.md, summary.json, report.html
 [group('steps')]
 analyze +DIRS:
@@ -71,7 +77,7 @@ analyze +DIRS:
 restore-settings RUN:
     {{XTASK}} restore-settings --run {{RUN}}
 
-# One arm's full cold cycle: reset, build, fillfactor + rewrite, reset, measure, vacuum; on any
+# One arm's full cold cycle: reset, build, fillfactor + rewrite, reset, measure, advise, vacuum; on any
 # exit (a failure or Ctrl-C too) the server settings a build changed are restored
 [group('steps')]
 arm RUN:
@@ -84,6 +90,9 @@ arm RUN:
     {{XTASK}} reset-cold --run "{{RUN}}"
     {{XTASK}} snapshot --run "{{RUN}}" --phase pre
     {{XTASK}} run --run "{{RUN}}"
+    # advise reads only statistics and catalogs (read-only); its failure does not fail the arm
+    rc=0; {{XTASK}} advise --run "{{RUN}}" > /dev/null || rc=$?
+    if [ "$rc" -eq 130 ]; then exit 130; fi
     {{XTASK}} vacuum-timing --run "{{RUN}}"
 
 # Every arm of STUDY at SIZE through every step, then analyze (a failed arm does not stop the others)

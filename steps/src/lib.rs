@@ -8,7 +8,7 @@
 //! 6. workloads: `workload`
 //! 7. steps: `init`, `reset_cold`, `build`, `apply_fillfactor`, `run`, `vacuum_timing`, `check`,
 //!    `restore_settings`,
-//!    `analyze`, `bench`
+//!    `analyze`, `advise`, `bench`
 //! 8. `testing` (support for the integration tests), then the `xtask` binary.
 
 pub mod churn;
@@ -30,6 +30,7 @@ pub mod snapshot;
 
 pub mod workload;
 
+pub mod advise;
 pub mod analyze;
 pub mod apply_fillfactor;
 pub mod bench;

@@ -40,6 +40,8 @@ pub enum Step {
     Bench(steps::bench::Args),
     /// Turn run directories into the articles' tables (summary.md, summary.json, report.html)
     Analyze(steps::analyze::Args),
+    /// Which tables could use a fillfactor? The three tests on any PostgreSQL 16+, read-only
+    Advise(steps::advise::Args),
 }
 
 /// Parses the command line and runs the step; exits non-zero with one line on error (130 when
@@ -59,6 +61,7 @@ pub fn main() {
         Step::RestoreSettings(a) => steps::restore_settings::run(&ctx, a),
         Step::Analyze(a) => steps::analyze::run(&ctx, a),
         Step::Bench(a) => steps::bench::run(&ctx, a),
+        Step::Advise(a) => steps::advise::run(&ctx, a),
     });
     if let Err(e) = result {
         // One line: the outermost message first, then its causes.

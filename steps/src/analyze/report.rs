@@ -108,6 +108,16 @@ pub fn html(a: &Analysis) -> String {
             ));
         }
         s.push_str("</table>\n");
+        // `advise` on this arm (written by `just arm` after the run): its selection table.
+        if let Some(md) = crate::io::read_json(&r.dir.join("advise.json"))
+            .ok()
+            .and_then(|j| j["markdown"].as_str().map(str::to_string))
+        {
+            s.push_str(&format!(
+                "<details open><summary>advise: the three tests on this arm</summary>\n{}</details>\n",
+                md_to_html(&md)
+            ));
+        }
         s.push_str(&format!(
             "<details><summary>settings, resets, command</summary><pre>settings: {}\n\nresets:\n{}\n\ncommand: {}</pre></details>\n",
             esc(&serde_json::to_string_pretty(&m["server"]["settings"]).unwrap_or_default()),
