@@ -207,6 +207,7 @@ CREATE INDEX ON t_incl (a) INCLUDE (b);
 CREATE TABLE t_ups (k int PRIMARY KEY, v int NOT NULL, w int NOT NULL);
 CREATE TABLE "Odd Name" (id int PRIMARY KEY, "Val" int NOT NULL);
 CREATE TABLE t_fn (id int PRIMARY KEY, hits int NOT NULL);
+CREATE TABLE t_do (id int PRIMARY KEY, x int NOT NULL);
 CREATE FUNCTION bump(i int) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
     UPDATE t_fn SET hits = hits + 1 WHERE id = i;
@@ -219,6 +220,7 @@ INSERT INTO t_incl SELECT i, i, 0 FROM generate_series(1, 100) i;
 INSERT INTO t_ups SELECT i, 0, 0 FROM generate_series(1, 100) i;
 INSERT INTO "Odd Name" SELECT i, 0 FROM generate_series(1, 100) i;
 INSERT INTO t_fn SELECT i, 0 FROM generate_series(1, 100) i;
+INSERT INTO t_do SELECT i, 0 FROM generate_series(1, 100) i;
 "#;
 
 const UPDATES: &str = r#"
@@ -230,6 +232,7 @@ UPDATE t_incl SET b = b + 1 WHERE id <= 50;
 INSERT INTO t_ups VALUES (1, 5, 5) ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v;
 UPDATE "Odd Name" SET ("Val") = ROW(1) WHERE id <= 10;
 SELECT bump(i) FROM generate_series(1, 20) i;
+DO $$ BEGIN UPDATE t_do SET x = x + 1 WHERE id <= 5; END $$;
 "#;
 
 #[test]
@@ -251,11 +254,18 @@ fn advise_reads_every_kind_of_index_and_statement_read_only() {
         .unwrap();
     workload(&server, db, UPDATES);
     let updated = [
-        "t_key", "t_brin", "t_expr", "t_pred", "t_incl", "t_ups", "Odd Name", "t_fn",
+        "t_key", "t_brin", "t_expr", "t_pred", "t_incl", "t_ups", "Odd Name", "t_fn", "t_do",
     ];
     wait_for_updates(&server, db, &updated);
     let (md, j) = advise::advise(&mut c, db, 1.0).unwrap();
     assert_eq!(j["test2"]["done"], true, "{}", j["test2"]);
+    // A DO block is a container: its UPDATE is tracked (and found) on its own.
+    assert_eq!(j["test2"]["unparsed"], 0, "{md}");
+    assert!(
+        j["test2"]["do_blocks"].as_u64() >= Some(1),
+        "{}",
+        j["test2"]
+    );
     let by = |t: &str| {
         j["tables"]
             .as_array()
@@ -271,6 +281,7 @@ fn advise_reads_every_kind_of_index_and_statement_read_only() {
         set(&[
             "Odd Name.Val",
             "t_brin.ts",
+            "t_do.x",
             "t_expr.email",
             "t_fn.hits",
             "t_incl.b",

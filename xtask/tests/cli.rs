@@ -83,7 +83,10 @@ fn study_and_arm_input_is_checked() {
     );
     fails(
         &xtask(&env, &["init", "--study", "nope"]),
-        &["unknown study \"nope\"", "known: hexacluster-tprocc, small-table, spv"],
+        &[
+            "unknown study \"nope\"",
+            "known: hexacluster-tprocc, small-table, spv",
+        ],
     );
     fails(
         &xtask(&env, &["init", "--study", "spv", "--size", "huge"]),

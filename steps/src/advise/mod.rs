@@ -119,7 +119,20 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     let (config, label, out) = match &args.run {
         Some(dir) => {
             let rd = RunDir::open(dir)?;
-            let db = rd.database()?;
+            let stored = crate::io::read_json(&rd.file("advise.json")).ok();
+            let db = match (rd.database(), &stored) {
+                (Ok(db), _) => db,
+                // The arm's database is gone, but `just arm` advised on it after the run.
+                (Err(_), Some(j)) => {
+                    println!("{}", j["markdown"].as_str().unwrap_or_default());
+                    eprintln!(
+                        "hotlab: advise as recorded after the run ({}); the arm's database was dropped since",
+                        j["generated"].as_str().unwrap_or("?")
+                    );
+                    return Ok(());
+                }
+                (Err(e), None) => return Err(e),
+            };
             let server = Server::ensure(ctx)?;
             if server.database_state(&db)? == DbState::Missing {
                 bail!(
@@ -375,6 +388,9 @@ pub struct Test2 {
     pub track: Option<String>,
     pub statements: usize,
     pub unparsed: usize,
+    /// DO blocks: utility statements whose inner statements pg_stat_statements tracks on their
+    /// own (with track = all); not parsed, counted here.
+    pub do_blocks: usize,
 }
 
 /// A statement the parser could not read: counted and listed, never dropped.
@@ -397,6 +413,7 @@ fn statements(tx: &mut postgres::Transaction) -> Result<(Test2, Statements, Vec<
                 track,
                 statements: 0,
                 unparsed: 0,
+                do_blocks: 0,
             },
             vec![],
             vec![],
@@ -454,12 +471,7 @@ fn statements(tx: &mut postgres::Transaction) -> Result<(Test2, Statements, Vec<
             &[],
         )?
         .get(0);
-    let do_blocks = rows.iter().any(|r| {
-        r.get::<_, String>(0)
-            .trim_start()
-            .to_lowercase()
-            .starts_with("do ")
-    });
+    let do_blocks = rows.iter().any(|r| is_do_block(&r.get::<_, String>(0)));
     if track.as_deref() != Some("all") && (functions > 0 || do_blocks) {
         let what = if functions > 0 {
             format!("{functions} PL/pgSQL function(s) exist")
@@ -476,9 +488,14 @@ fn statements(tx: &mut postgres::Transaction) -> Result<(Test2, Statements, Vec<
     }
     let mut found = vec![];
     let mut unparsed = vec![];
+    let mut do_blocks = 0;
     let n = rows.len();
     for r in rows {
         let (q, calls): (String, i64) = (r.get(0), r.get(1));
+        if is_do_block(&q) {
+            do_blocks += 1;
+            continue;
+        }
         if !parse::may_update(&q) {
             continue;
         }
@@ -498,10 +515,16 @@ fn statements(tx: &mut postgres::Transaction) -> Result<(Test2, Statements, Vec<
             track,
             statements: n,
             unparsed: unparsed.len(),
+            do_blocks,
         },
         found,
         unparsed,
     ))
+}
+
+fn is_do_block(q: &str) -> bool {
+    let l = q.trim_start().to_lowercase();
+    l.starts_with("do ") || l.starts_with("do$") || l.starts_with("do\n")
 }
 
 /// The decision: test 1, then test 2's blocking index, then the sweep's rule on the one rung.
@@ -598,9 +621,17 @@ fn markdown(
     match &test2.why_not {
         Some(why) => md.push_str(&format!("**Test 2 not done.** {why}.\n\n")),
         None => md.push_str(&format!(
-            "Test 2 read {} statements of pg_stat_statements (track = {}); {} could not be parsed{}.\n\n",
+            "Test 2 read {} statements of pg_stat_statements (track = {}){}; {} could not be parsed{}.\n\n",
             test2.statements,
             test2.track.as_deref().unwrap_or("?"),
+            if test2.do_blocks > 0 {
+                format!(
+                    ", {} of them DO blocks, whose inner statements it tracks on their own",
+                    test2.do_blocks
+                )
+            } else {
+                String::new()
+            },
             test2.unparsed,
             if test2.unparsed > 0 { " (listed below)" } else { "" }
         )),
