@@ -302,17 +302,15 @@ fn run_script(ctx: &Ctx, rd: &RunDir, plan: &ArmPlan, db: &str, size: &PgbenchSi
         let after = rows_written(sampler.client(), &chk.table)?;
         let expected = all.transactions as i64 * chk.rows_per_transaction as i64;
         let ok = after - before == expected || interrupted();
-        write_json_atomic(
-            &rd.file("check.json"),
-            &json!({
-                "ok": ok,
-                "conditions": [{
-                    "name": format!("Δ(n_tup_ins + n_tup_upd) of {} (partitions added up) = {} × transactions committed", chk.table, chk.rows_per_transaction),
-                    "expected": expected,
-                    "got": after - before,
-                    "violations": if ok { 0 } else { 1 },
-                }],
-            }),
+        write_check(
+            rd,
+            &format!(
+                "Δ(n_tup_ins + n_tup_upd) of {} (partitions added up) = {} × transactions committed",
+                chk.table, chk.rows_per_transaction
+            ),
+            expected,
+            after - before,
+            ok,
         )?;
         if !ok {
             bail!(
@@ -330,6 +328,22 @@ fn run_script(ctx: &Ctx, rd: &RunDir, plan: &ArmPlan, db: &str, size: &PgbenchSi
         opt(measured.latency_p95_ms)
     );
     Ok(())
+}
+
+/// check.json with one condition: what was expected, what was found.
+fn write_check(rd: &RunDir, name: &str, expected: i64, got: i64, ok: bool) -> Result<()> {
+    write_json_atomic(
+        &rd.file("check.json"),
+        &json!({
+            "ok": ok,
+            "conditions": [{
+                "name": name,
+                "expected": expected,
+                "got": got,
+                "violations": if ok { 0 } else { 1 },
+            }],
+        }),
+    )
 }
 
 fn epoch_us() -> i64 {
@@ -476,17 +490,12 @@ fn run_spv(ctx: &Ctx, rd: &RunDir, db: &str, size: &SpvSize) -> Result<()> {
         .get(0);
     let expected = summary.transactions as i64 * shape.rows_per_statement as i64;
     let ok = sum_after - sum_before == expected || interrupted();
-    write_json_atomic(
-        &rd.file("check.json"),
-        &json!({
-            "ok": ok,
-            "conditions": [{
-                "name": "sum(val) grew by statements x rows_per_statement",
-                "expected": expected,
-                "got": sum_after - sum_before,
-                "violations": if ok { 0 } else { 1 },
-            }],
-        }),
+    write_check(
+        rd,
+        "sum(val) grew by statements x rows_per_statement",
+        expected,
+        sum_after - sum_before,
+        ok,
     )?;
     if !ok {
         bail!(

@@ -268,6 +268,11 @@ fn a_user_style_study_runs_through_a_sweep() {
     let dirs = find_arm_dirs(&sweep).unwrap();
     let a = analyze::analyze_dirs(&dirs, false).unwrap();
     assert!(a.json["ladder"].is_object(), "{}", a.json);
+    // The ladder's throughput is the scripts' TPS.
+    for row in a.json["ladder"]["rows"].as_array().unwrap() {
+        assert!(row["throughput"].as_f64().is_some_and(|t| t > 0.0), "{row}");
+    }
+    assert!(a.markdown.contains("| TPS |"), "{}", a.markdown);
     let runs: Vec<ArmRun> = dirs.iter().map(|d| ArmRun::load(d).unwrap()).collect();
     for r in &runs {
         assert_eq!(r.status(), "complete");

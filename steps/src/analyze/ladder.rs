@@ -35,6 +35,12 @@ pub fn ladder(runs: &[ArmRun], table: &str, threshold: f64) -> (String, Value) {
     let tprocc = runs
         .iter()
         .any(|r| r.plan.workload == crate::study::Workload::Tprocc);
+    // The throughput each workload reports: NOPM, pgbench scripts' TPS, study 003's statements/s.
+    let (key, label) = match runs.first().map(|r| r.plan.workload) {
+        Some(crate::study::Workload::Tprocc) => ("nopm", "NOPM"),
+        Some(crate::study::Workload::Pgbench) => ("tps", "TPS"),
+        _ => ("statements_per_s", "statements/s"),
+    };
     let mut steps: BTreeMap<u32, Step> = BTreeMap::new();
     // Only the runs of the sweep itself: a comparison analysed alongside may change the same
     // table in one of its arms.
@@ -55,7 +61,6 @@ pub fn ladder(runs: &[ArmRun], table: &str, threshold: f64) -> (String, Value) {
         s.hot += r.table(table, "n_tup_hot_upd").delta.unwrap_or(0.0);
         s.newpage += r.table(table, "n_tup_newpage_upd").delta.unwrap_or(0.0);
         s.rows += r.table(table, "n_live_tup").last.unwrap_or(0.0);
-        let key = if tprocc { "nopm" } else { "statements_per_s" };
         s.throughput.extend(r.workload[key].as_f64());
         let heap = r.table(table, "heap_bytes");
         if let (Some(a), Some(b)) = (heap.first, heap.last) {
@@ -111,7 +116,7 @@ pub fn ladder(runs: &[ArmRun], table: &str, threshold: f64) -> (String, Value) {
             "HOT %",
             "new-page %",
             "same-page non-HOT %",
-            if tprocc { "NOPM" } else { "statements/s" },
+            label,
             "heap growth",
             "VACUUM s",
         ],

@@ -74,7 +74,7 @@ fn per(a: Option<f64>, b: Option<f64>, k: f64) -> Option<f64> {
 
 /// shared_buffers in bytes: the server's own value recorded by `build` (pg_settings, in units of
 /// 8kB), else the size's setting.
-fn shared_buffers(r: &ArmRun) -> Option<f64> {
+pub fn shared_buffers(r: &ArmRun) -> Option<f64> {
     let s = r.meta["server"]["settings"]["shared_buffers"].as_str();
     if let Some(n) = s.and_then(|s| s.strip_suffix("8kB")) {
         return n.parse::<f64>().ok().map(|n| n * 8192.0);

@@ -81,11 +81,7 @@ pub fn row(r: &ArmRun, t: &str) -> Row {
     let rels: Vec<&str> = std::iter::once(t).chain(idx.iter().copied()).collect();
     let buf = |m: &str| sum(rels.iter().map(|o| buffers_last(r, o, m)));
     let pk = format!("{t}_pkey");
-    let shared_buffers = r.meta["server"]["settings"]["shared_buffers"]
-        .as_str()
-        .and_then(|s| s.strip_suffix("8kB"))
-        .and_then(|n| n.parse::<f64>().ok())
-        .map(|n| n * 8192.0);
+    let shared_buffers = super::mechanism::shared_buffers(r);
     Row {
         name: r.name(),
         arm: r.arm(),

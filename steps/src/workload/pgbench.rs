@@ -144,24 +144,32 @@ pub fn parse_aggregate_line(line: &str) -> Option<Interval> {
     })
 }
 
-fn read_aggregate_logs(prefix: &Path) -> Result<Vec<Interval>> {
+/// The log files pgbench wrote under `prefix`: `<prefix>.<pid>` and `<prefix>.<pid>.<thread>`.
+pub fn log_files(prefix: &Path) -> Result<Vec<PathBuf>> {
     let dir = prefix.parent().context("log prefix has no directory")?;
-    let stem = prefix
-        .file_name()
-        .context("log prefix has no name")?
-        .to_string_lossy()
-        .into_owned();
-    let mut by_start = std::collections::BTreeMap::<i64, Interval>::new();
+    let stem = format!(
+        "{}.",
+        prefix
+            .file_name()
+            .context("log prefix has no name")?
+            .to_string_lossy()
+    );
+    let mut out = vec![];
     for e in std::fs::read_dir(dir)? {
         let p = e?.path();
-        let name = p
-            .file_name()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .into_owned();
-        if !name.starts_with(&format!("{stem}.")) {
-            continue;
+        if p.file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with(&stem))
+        {
+            out.push(p);
         }
+    }
+    out.sort();
+    Ok(out)
+}
+
+fn read_aggregate_logs(prefix: &Path) -> Result<Vec<Interval>> {
+    let mut by_start = std::collections::BTreeMap::<i64, Interval>::new();
+    for p in log_files(prefix)? {
         for line in std::fs::read_to_string(&p)?.lines() {
             if let Some(iv) = parse_aggregate_line(line) {
                 // Several threads write one file each: merge intervals by start time.

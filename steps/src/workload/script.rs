@@ -118,7 +118,7 @@ pub fn files_of(plan: &crate::study::ArmPlan) -> Result<&PgbenchFiles> {
 pub mod txlog {
     use std::path::Path;
 
-    use anyhow::{Context, Result};
+    use anyhow::Result;
 
     /// One transaction: when it ended (µs since the epoch) and its latency (µs), or None
     /// when it failed.
@@ -148,25 +148,9 @@ pub mod txlog {
 
     /// Every transaction of every log file `<prefix>.<pid>[.<thread>]`, in end order.
     pub fn read(prefix: &Path) -> Result<Vec<Txn>> {
-        let dir = prefix.parent().context("log prefix has no directory")?;
-        let stem = format!(
-            "{}.",
-            prefix
-                .file_name()
-                .context("log prefix has no name")?
-                .to_string_lossy()
-        );
         let mut out = vec![];
-        for e in std::fs::read_dir(dir)? {
-            let p = e?.path();
-            let name = p
-                .file_name()
-                .unwrap_or_default()
-                .to_string_lossy()
-                .into_owned();
-            if name.starts_with(&stem) {
-                out.extend(std::fs::read_to_string(&p)?.lines().filter_map(parse));
-            }
+        for p in crate::workload::pgbench::log_files(prefix)? {
+            out.extend(std::fs::read_to_string(&p)?.lines().filter_map(parse));
         }
         out.sort_by_key(|t| t.end_us);
         Ok(out)
