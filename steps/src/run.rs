@@ -183,31 +183,16 @@ fn run_script(ctx: &Ctx, rd: &RunDir, plan: &ArmPlan, db: &str, size: &PgbenchSi
         }
     );
     let stop = Arc::new(AtomicBool::new(false));
-    let started = Instant::now();
     let start_epoch_us = epoch_us();
-    let sampling = {
-        let stop = stop.clone();
-        std::thread::spawn(move || -> Result<(Sampler, i64)> {
-            let mut boundary = if rampup.is_zero() { start_epoch_us } else { 0 };
-            let mut next = started + every.min(rampup.max(Duration::from_millis(1)));
-            while !stop.load(Ordering::SeqCst) {
-                let now = Instant::now();
-                if boundary == 0 && now >= started + rampup {
-                    boundary = epoch_us();
-                    sampler.take("measured")?;
-                    next = now + every;
-                } else if now >= next {
-                    sampler.take(if boundary == 0 { "rampup" } else { "measured" })?;
-                    next += every;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            Ok((sampler, boundary))
-        })
-    };
+    let sampling = start_sampler(sampler, every, rampup, stop.clone());
     let result = pgbench::run(&inv, interrupted);
     stop.store(true, Ordering::SeqCst);
-    let (mut sampler, boundary) = sampling
+    let Sampled {
+        mut sampler,
+        n: n_samples,
+        max_ms,
+        measured_from_us: boundary,
+    } = sampling
         .join()
         .map_err(|_| anyhow::anyhow!("the sampling thread panicked"))??;
     let end_epoch_us = epoch_us();
@@ -294,6 +279,8 @@ fn run_script(ctx: &Ctx, rd: &RunDir, plan: &ArmPlan, db: &str, size: &PgbenchSi
         "pgbench_reported": {"transactions": summary.transactions, "failed": summary.failed,
                               "tps": summary.tps, "latency_avg_ms": summary.latency_avg_ms},
         "wall_s": summary.wall_s,
+        "samples_during_run": n_samples,
+        "sample_ms_max": max_ms,
         "interrupted": interrupted(),
     });
     write_json_atomic(&rd.file("workload.json"), &out)?;
@@ -353,25 +340,63 @@ fn epoch_us() -> i64 {
         .unwrap_or(0)
 }
 
-/// Samples every `every` on its own thread until told to stop; returns the sampler.
+/// What the sampling thread hands back: the sampler, how many samples it took, the longest one,
+/// and when the measured window began (µs since the epoch; 0 if the ramp-up never ended).
+struct Sampled {
+    sampler: Sampler,
+    n: u32,
+    max_ms: u128,
+    measured_from_us: i64,
+}
+
+/// Samples on its own thread until told to stop: `rampup` samples every `every` during the
+/// ramp-up, one `measured` sample the moment it ends (the window's start), then `measured`
+/// samples every `every`. With no ramp-up the window starts now.
 fn start_sampler(
     mut sampler: Sampler,
     every: Duration,
+    rampup: Duration,
     stop: Arc<AtomicBool>,
-) -> std::thread::JoinHandle<Result<(Sampler, u32, u128)>> {
+) -> std::thread::JoinHandle<Result<Sampled>> {
     std::thread::spawn(move || {
+        let started = Instant::now();
         let (mut n, mut max_ms) = (0u32, 0u128);
-        let mut next = Instant::now() + every;
+        let mut measured_from_us = if rampup.is_zero() { epoch_us() } else { 0 };
+        let mut next = started
+            + if rampup.is_zero() {
+                every
+            } else {
+                every.min(rampup)
+            };
         while !stop.load(Ordering::SeqCst) {
-            if Instant::now() >= next {
-                let took = sampler.take("measured")?;
+            let now = Instant::now();
+            let took = if measured_from_us == 0 && now >= started + rampup {
+                measured_from_us = epoch_us();
+                next = now + every;
+                Some(sampler.take("measured")?)
+            } else if now >= next {
+                next += every;
+                let phase = if measured_from_us == 0 {
+                    "rampup"
+                } else {
+                    "measured"
+                };
+                Some(sampler.take(phase)?)
+            } else {
+                None
+            };
+            if let Some(took) = took {
                 n += 1;
                 max_ms = max_ms.max(took.as_millis());
-                next += every;
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        Ok((sampler, n, max_ms))
+        Ok(Sampled {
+            sampler,
+            n,
+            max_ms,
+            measured_from_us,
+        })
     })
 }
 
@@ -410,7 +435,7 @@ fn run_spv(ctx: &Ctx, rd: &RunDir, db: &str, size: &SpvSize) -> Result<()> {
     sampler.take("measured")?;
     let every = Duration::from_secs_f64(shape.snapshot_every_s);
     let stop = Arc::new(AtomicBool::new(false));
-    let sampling = start_sampler(sampler, every, stop.clone());
+    let sampling = start_sampler(sampler, every, Duration::ZERO, stop.clone());
 
     let args = shape.pgbench_args(&script.display().to_string(), db);
     let inv = pgbench::Invocation {
@@ -426,7 +451,12 @@ fn run_spv(ctx: &Ctx, rd: &RunDir, db: &str, size: &SpvSize) -> Result<()> {
     );
     let result = pgbench::run(&inv, interrupted);
     stop.store(true, Ordering::SeqCst);
-    let (mut sampler, n_samples, max_ms) = sampling
+    let Sampled {
+        mut sampler,
+        n: n_samples,
+        max_ms,
+        ..
+    } = sampling
         .join()
         .map_err(|_| anyhow::anyhow!("the sampling thread panicked"))??;
     wait_for_backends(sampler.client(), db)?;
