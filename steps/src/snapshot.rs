@@ -174,23 +174,29 @@ impl Sampler {
         // One transaction with a statistics snapshot: every source is read as of one moment.
         let mut tx = self.client.transaction()?;
         tx.batch_execute("SET LOCAL stats_fetch_consistency = snapshot")?;
-        let mut rows = vec![];
-        for r in tx.query(TABLES_SQL, &[]).context("sampling tables")? {
-            let (object, parent, kind): (String, String, String) = (r.get(0), r.get(1), r.get(2));
-            let metrics: Value = r.get(3);
-            for (k, v) in metrics.as_object().into_iter().flatten() {
-                rows.push(vec![
-                    sample.clone(),
-                    ts.clone(),
-                    phase.to_string(),
-                    object.clone(),
-                    parent.clone(),
-                    kind.clone(),
-                    k.clone(),
-                    value_text(v),
-                ]);
+        // Tables and buffers: (object, parent, kind, metrics) rows, one CSV row per metric.
+        let relation_rows = |rows: Vec<postgres::Row>| -> Vec<Vec<String>> {
+            let mut out = vec![];
+            for r in rows {
+                let (object, parent, kind): (String, String, String) =
+                    (r.get(0), r.get(1), r.get(2));
+                let metrics: Value = r.get(3);
+                for (k, v) in metrics.as_object().into_iter().flatten() {
+                    out.push(vec![
+                        sample.clone(),
+                        ts.clone(),
+                        phase.to_string(),
+                        object.clone(),
+                        parent.clone(),
+                        kind.clone(),
+                        k.clone(),
+                        value_text(v),
+                    ]);
+                }
             }
-        }
+            out
+        };
+        let rows = relation_rows(tx.query(TABLES_SQL, &[]).context("sampling tables")?);
         let mut db_rows = vec![];
         let mut sources = vec![DATABASE_SQL.to_string()];
         sources.extend(self.optional_sql.iter().cloned());
@@ -213,26 +219,10 @@ impl Sampler {
                 }
             }
         }
-        let mut buf_rows = vec![];
-        for r in tx
-            .query(BUFFERS_SQL, &[])
-            .context("sampling pg_buffercache")?
-        {
-            let (object, parent, kind): (String, String, String) = (r.get(0), r.get(1), r.get(2));
-            let metrics: Value = r.get(3);
-            for (k, v) in metrics.as_object().into_iter().flatten() {
-                buf_rows.push(vec![
-                    sample.clone(),
-                    ts.clone(),
-                    phase.to_string(),
-                    object.clone(),
-                    parent.clone(),
-                    kind.clone(),
-                    k.clone(),
-                    value_text(v),
-                ]);
-            }
-        }
+        let buf_rows = relation_rows(
+            tx.query(BUFFERS_SQL, &[])
+                .context("sampling pg_buffercache")?,
+        );
         tx.commit()?;
         for (k, v) in host_cpu_seconds() {
             db_rows.push(vec![
