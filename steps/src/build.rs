@@ -39,12 +39,12 @@ pub struct Args {
 /// What a workload's loader must provide to the template machinery.
 pub struct Loader {
     workload: &'static str,
-    ddl: String,
     /// (table, expected rows; None: at least one)
     expected: Vec<(String, Option<i64>)>,
-    /// TPROC-C loads with its own loader; other workloads run `parts` in order.
+    /// TPROC-C loads with its own loader (its one part is the record of what it builds); other
+    /// workloads run `parts` in order.
     tprocc: Option<tprocc::Shape>,
-    /// (the file it came from, SQL): `ddl` in pieces, so a failure names its file.
+    /// The build as SQL, in pieces named by the file each came from (a failure names its file).
     parts: Vec<(String, String)>,
 }
 
@@ -55,7 +55,6 @@ impl Loader {
                 let shape = spv::Shape::of(size)?;
                 Loader {
                     workload: "spv",
-                    ddl: shape.ddl(),
                     expected: vec![("spv".into(), Some(shape.rows as i64))],
                     tprocc: None,
                     parts: vec![("spv.sql".into(), shape.ddl())],
@@ -65,14 +64,13 @@ impl Loader {
                 let shape = tprocc::Shape::of(size)?;
                 Loader {
                     workload: "tprocc",
-                    ddl: shape.ddl(),
+                    parts: vec![("the TPROC-C loader".into(), shape.ddl())],
                     expected: shape
                         .expected()
                         .into_iter()
                         .map(|(t, n)| (t, Some(n)))
                         .collect(),
                     tprocc: Some(shape),
-                    parts: vec![],
                 }
             }
             Size::Pgbench(_) => bail!("a pgbench-script size needs its plan: Loader::for_plan"),
@@ -89,11 +87,16 @@ impl Loader {
         let files = script::files_of(plan)?;
         Ok(Loader {
             workload: "pgbench",
-            ddl: shape.ddl(files, &plan.arm),
             expected: plan.tables.iter().map(|t| (t.clone(), None)).collect(),
             tprocc: None,
             parts: shape.parts(files, &plan.arm),
         })
+    }
+
+    /// The whole build as one SQL text (ddl.sql): its parts in order.
+    pub fn ddl(&self) -> String {
+        let parts: Vec<&str> = self.parts.iter().map(|(_, sql)| sql.as_str()).collect();
+        parts.join("\n")
     }
 
     /// The template's name: workload plus a hash of everything that shapes the data.
@@ -101,7 +104,7 @@ impl Loader {
         let mut h = Sha256::new();
         h.update(self.workload);
         h.update(LOADER_VERSION);
-        h.update(&self.ddl);
+        h.update(self.ddl());
         format!(
             "hotlab_tpl_{}_{}",
             self.workload,
@@ -182,7 +185,7 @@ fn build(ctx: &Ctx, rd: &RunDir, args: &Args) -> Result<()> {
     )?;
     rd.set_meta("server", server.describe()?)?;
     let loader = Loader::for_plan(&plan)?;
-    std::fs::write(rd.file("ddl.sql"), &loader.ddl)?;
+    std::fs::write(rd.file("ddl.sql"), loader.ddl())?;
     let (template, reused) = ensure_template(&server, &loader, args.no_template)?;
     if plan.database.is_empty() {
         bail!(

@@ -41,17 +41,9 @@ impl Shape {
         })
     }
 
-    /// The whole build as SQL: the schema, the arm's partitioning, the load with the size's
-    /// variables in place. Its text is what the template cache keys on.
-    pub fn ddl(&self, files: &PgbenchFiles, arm: &Arm) -> String {
-        self.parts(files, arm)
-            .iter()
-            .map(|(f, sql)| format!("-- {f}\n{}\n", sql.trim_end()))
-            .collect::<Vec<_>>()
-            .join("\n")
-    }
-
-    /// The build in pieces, each named by the file it came from.
+    /// The build in pieces, each named by the file it came from and headed by a comment saying
+    /// so: the schema, the arm's partitioning, the load with the size's variables in place. Their
+    /// text is what the template cache keys on.
     pub fn parts(&self, files: &PgbenchFiles, arm: &Arm) -> Vec<(String, String)> {
         let mut v = vec![(files.schema_file.clone(), files.schema.clone())];
         if let Some(p) = &arm.partition {
@@ -61,7 +53,12 @@ impl Shape {
             ));
         }
         v.push((files.load_file.clone(), substitute(&files.load, &self.vars)));
-        v
+        v.into_iter()
+            .map(|(f, sql)| {
+                let text = format!("-- {f}\n{}\n", sql.trim_end());
+                (f, text)
+            })
+            .collect()
     }
 
     /// pgbench arguments; `scripts` are (path, weight), the database comes last.
