@@ -14,7 +14,7 @@ use hdrhistogram::Histogram;
 use serde_json::{json, Value};
 
 use super::load::ArmRun;
-use super::{bytes, charts, md_table, num};
+use super::{bytes, charts, md_table, num, spread_cell as cell};
 use crate::stats::Stats;
 use crate::workload::tprocc::driver::{add_buckets, new_histogram, TXNS};
 
@@ -58,7 +58,8 @@ pub struct Mech {
     pub per_table: BTreeMap<String, TableMech>,
 }
 
-fn add(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+/// a + b where either is known (None only when both are missing).
+pub fn add(a: Option<f64>, b: Option<f64>) -> Option<f64> {
     match (a, b) {
         (None, None) => None,
         (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
@@ -160,21 +161,6 @@ pub fn of(r: &ArmRun, tables: &[&str]) -> Mech {
 
 fn stats(v: &[&Mech], get: impl Fn(&Mech) -> Option<f64>) -> Option<Stats> {
     Stats::of(&v.iter().filter_map(|m| get(m)).collect::<Vec<_>>())
-}
-
-/// "mean (min–max, spread %)" over repeats, the value alone for one run.
-fn cell(s: Option<Stats>, fmt: impl Fn(f64) -> String) -> String {
-    match s {
-        None => "–".into(),
-        Some(s) if s.n == 1 => fmt(s.mean),
-        Some(s) => format!(
-            "{} ({}–{}, spread {} %)",
-            fmt(s.mean),
-            fmt(s.min),
-            fmt(s.max),
-            num(s.spread_pct, 1)
-        ),
-    }
 }
 
 fn hit_pct(read: Option<f64>, hit: Option<f64>) -> Option<f64> {

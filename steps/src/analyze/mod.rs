@@ -224,6 +224,22 @@ pub fn md_table(header: &[&str], rows: &[Vec<String>]) -> String {
     s
 }
 
+/// "mean (min–max, spread %)" of an arm's repeats, the value alone for one run: the one format
+/// of repeated figures in every study's tables.
+pub fn spread_cell(s: Option<crate::stats::Stats>, fmt: impl Fn(f64) -> String) -> String {
+    match s {
+        None => "–".into(),
+        Some(s) if s.n == 1 => fmt(s.mean),
+        Some(s) => format!(
+            "{} ({}–{}, spread {} %)",
+            fmt(s.mean),
+            fmt(s.min),
+            fmt(s.max),
+            num(s.spread_pct, 1)
+        ),
+    }
+}
+
 /// 100 × part / whole, when whole is positive.
 pub fn pct(part: Option<f64>, whole: Option<f64>) -> Option<f64> {
     match (part, whole) {

@@ -9,6 +9,7 @@
 use serde_json::{json, Value};
 
 use super::load::ArmRun;
+use super::mechanism::add;
 use super::{by_arm, bytes, charts, direction, md_table, num, pct};
 use crate::io::csv_maps;
 use crate::stats::Stats;
@@ -61,13 +62,6 @@ fn indexes_of<'a>(r: &'a ArmRun, t: &str) -> Vec<&'a str> {
     v
 }
 
-fn sum(v: impl Iterator<Item = Option<f64>>) -> Option<f64> {
-    v.fold(None, |a, x| match (a, x) {
-        (None, None) => None,
-        (a, x) => Some(a.unwrap_or(0.0) + x.unwrap_or(0.0)),
-    })
-}
-
 pub fn row(r: &ArmRun, t: &str) -> Row {
     let w = &r.workload;
     let measured_s = w["measured_s"].as_f64();
@@ -79,7 +73,8 @@ pub fn row(r: &ArmRun, t: &str) -> Row {
     );
     let idx = indexes_of(r, t);
     let rels: Vec<&str> = std::iter::once(t).chain(idx.iter().copied()).collect();
-    let buf = |m: &str| sum(rels.iter().map(|o| buffers_last(r, o, m)));
+    let at_end = buffers_at_end(r);
+    let buf = |m: &str| rels.iter().map(|o| at_end(o, m)).fold(None, add);
     let pk = format!("{t}_pkey");
     let shared_buffers = super::mechanism::shared_buffers(r);
     Row {
@@ -106,37 +101,37 @@ pub fn row(r: &ArmRun, t: &str) -> Row {
         index_end: r.table(t, "index_bytes").last,
         buffers_end: buf("buffers"),
         dirty_end: buf("dirty"),
-        cache_used_end: buffers_last(r, "_all", "buffers_used"),
-        cache_dirty_end: buffers_last(r, "_all", "buffers_dirty"),
+        cache_used_end: at_end("_all", "buffers_used"),
+        cache_dirty_end: at_end("_all", "buffers_dirty"),
         pk_hits: r.table(&pk, "idx_blks_hit").delta,
         wal_per_txn: match (r.source("lsn", "insert_lsn_bytes").delta, txns) {
             (Some(b), Some(n)) if n > 0.0 => Some(b / n),
             _ => None,
         },
-        checkpoints: sum(["num_timed", "num_requested"]
-            .iter()
-            .map(|m| r.source("checkpointer", m).delta)),
+        checkpoints: add(
+            r.source("checkpointer", "num_timed").delta,
+            r.source("checkpointer", "num_requested").delta,
+        ),
         database_end: r.source("size", "database_bytes").last,
         shared_buffers,
     }
 }
 
-/// A relation's buffers at the last sample of the window (0 when it had none then).
-fn buffers_last(r: &ArmRun, object: &str, metric: &str) -> Option<f64> {
-    let end = r
-        .buffers
-        .series
-        .values()
-        .filter_map(|s| s.last().map(|x| x.0))
-        .fold(None, |a: Option<f64>, t| Some(a.map_or(t, |a| a.max(t))))?;
-    let s = r
-        .buffers
-        .series
-        .get(&(object.to_string(), metric.to_string()));
-    Some(
-        s.and_then(|s| s.iter().find(|(t, _)| (*t - end).abs() < 1e-6))
-            .map_or(0.0, |x| x.1),
-    )
+/// A relation's buffers at the last sample of the window (0 when it had none then). The
+/// whole-cache row `_all` is in every sample: its last one is the window's end.
+fn buffers_at_end(r: &ArmRun) -> impl Fn(&str, &str) -> Option<f64> + '_ {
+    let series = |o: &str, m: &str| r.buffers.series.get(&(o.to_string(), m.to_string()));
+    let end = series("_all", "buffers_used")
+        .and_then(|s| s.last())
+        .map(|x| x.0);
+    move |object, metric| {
+        let end = end?;
+        Some(
+            series(object, metric)
+                .and_then(|s| s.iter().find(|(t, _)| (*t - end).abs() < 1e-6))
+                .map_or(0.0, |x| x.1),
+        )
+    }
 }
 
 /// Per-second TPS of a run from its workload.csv (seconds since pgbench started).
@@ -196,24 +191,13 @@ const FIGURES: &[(&str, Getter, usize, &str)] = &[
 ];
 
 fn cell(s: Option<Stats>, decimals: usize, unit: &str) -> String {
-    let f = |x: f64| {
+    super::spread_cell(s, |x| {
         if unit == "bytes" {
             bytes(Some(x))
         } else {
             num(Some(x), decimals)
         }
-    };
-    match s {
-        None => "–".into(),
-        Some(s) if s.n == 1 => f(s.mean),
-        Some(s) => format!(
-            "{} ({}–{}, ±{}%)",
-            f(s.mean),
-            f(s.min),
-            f(s.max),
-            num(s.spread_pct.map(|p| p / 2.0), 1)
-        ),
-    }
+    })
 }
 
 fn stats(rows: &[&Row], g: Getter) -> Option<Stats> {
@@ -234,7 +218,7 @@ pub fn tables(runs: &[ArmRun]) -> anyhow::Result<super::Tables> {
     let rows: Vec<Row> = runs.iter().map(|r| row(r, &t)).collect();
     let arms = by_arm(&rows, |r| r.arm.clone(), |r| r.complete);
     let mut md = format!(
-        "## {} — {t}, per arm (mean; min–max and ± half the spread over repeats)\n\n",
+        "## {} — {t}, per arm (mean; with repeats min–max and spread)\n\n",
         plan.title
     );
     let mut header = vec!["figure".to_string()];

@@ -160,16 +160,7 @@ fn ms(s: Option<Stats>, d: usize) -> String {
 
 /// Like `ms`, with the spread ((max − min) / mean) for throughput figures.
 fn ms_spread(s: Option<Stats>, d: usize) -> String {
-    match s {
-        Some(st) if st.n > 1 => {
-            format!(
-                "{}, spread {} %",
-                ms(s, d).trim_end_matches(')'),
-                num(st.spread_pct, 1)
-            ) + ")"
-        }
-        _ => ms(s, d),
-    }
+    super::spread_cell(s, |x| num(Some(x), d))
 }
 
 /// What every table of the TPROC-C summary reads.
