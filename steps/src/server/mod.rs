@@ -296,24 +296,14 @@ impl Server {
             if cur.is_none() {
                 bail!("study sets unknown server setting {k}; fix the study file");
             }
-            c.batch_execute(&format!(
-                "ALTER SYSTEM SET {k} = '{}'",
-                v.replace('\'', "''")
-            ))
-            .with_context(|| format!("setting {k} = {v}"))?;
+            settings::alter_system_set(&mut c, k, Some(v))
+                .with_context(|| format!("setting {k} = {v}"))?;
             changed.push(k.clone());
         }
-        c.batch_execute("SELECT pg_reload_conf()")?;
-        std::thread::sleep(std::time::Duration::from_millis(200));
-        let pending: i64 = c
-            .query_one(
-                "SELECT count(*) FROM pg_settings WHERE pending_restart",
-                &[],
-            )?
-            .get(0);
+        let pending = settings::reload(&mut c)?;
         drop(c);
         if pending > 0 {
-            if self.kind == BackendKind::External && env::var(env::RESTART_CMD).is_none() {
+            if !self.can_restart() {
                 bail!(
                     "the study's settings need a server restart; restart the external server or set {}",
                     env::RESTART_CMD
@@ -325,7 +315,6 @@ impl Server {
     }
 }
 
-/// Quotes an SQL identifier.
 /// A database error as one line: the server's message (and detail), or the client's error.
 pub fn db_error_line(e: &postgres::Error) -> String {
     match e.as_db_error() {
@@ -337,6 +326,7 @@ pub fn db_error_line(e: &postgres::Error) -> String {
     }
 }
 
+/// Quotes an SQL identifier.
 pub fn ident(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }

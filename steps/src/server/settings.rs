@@ -119,31 +119,16 @@ impl Server {
         let mut c = self.connect(&self.conn.admin_db)?;
         let mut done = vec![];
         for (k, v) in previous {
-            match v {
-                Some(v) => {
-                    c.batch_execute(&format!(
-                        "ALTER SYSTEM SET {k} = '{}'",
-                        v.replace('\'', "''")
-                    ))?;
-                    done.push(format!("{k} = {v}"));
-                }
-                None => {
-                    c.batch_execute(&format!("ALTER SYSTEM RESET {k}"))?;
-                    done.push(format!("{k} reset"));
-                }
-            }
+            alter_system_set(&mut c, k, v.as_deref())?;
+            done.push(match v {
+                Some(v) => format!("{k} = {v}"),
+                None => format!("{k} reset"),
+            });
         }
-        c.batch_execute("SELECT pg_reload_conf()")?;
-        std::thread::sleep(std::time::Duration::from_millis(200));
-        let pending: i64 = c
-            .query_one(
-                "SELECT count(*) FROM pg_settings WHERE pending_restart",
-                &[],
-            )?
-            .get(0);
+        let pending = reload(&mut c)?;
         drop(c);
         if pending > 0 {
-            if self.kind == BackendKind::External && env::var(env::RESTART_CMD).is_none() {
+            if !self.can_restart() {
                 done.push(format!(
                     "{pending} restored setting(s) take effect at the server's next restart (no {})",
                     env::RESTART_CMD
@@ -155,9 +140,15 @@ impl Server {
         Ok(done)
     }
 
+    /// Whether hotlab can restart this server: its own, or an external one with
+    /// HOTLAB_RESTART_CMD.
+    pub fn can_restart(&self) -> bool {
+        self.kind != BackendKind::External || env::var(env::RESTART_CMD).is_some()
+    }
+
     /// Refuses, before writing anything, settings that need a restart this server cannot get.
     pub fn check_restartable(&self, wanted: &BTreeMap<String, String>) -> Result<()> {
-        if self.kind != BackendKind::External || env::var(env::RESTART_CMD).is_some() {
+        if self.can_restart() {
             return Ok(());
         }
         let diff = self.settings_diff(wanted)?;
@@ -183,6 +174,29 @@ impl Server {
         }
         Ok(())
     }
+}
+
+/// `ALTER SYSTEM SET k = 'v'`, or `RESET k` for None.
+pub(crate) fn alter_system_set(c: &mut postgres::Client, k: &str, v: Option<&str>) -> Result<()> {
+    match v {
+        Some(v) => c.batch_execute(&format!(
+            "ALTER SYSTEM SET {k} = '{}'",
+            v.replace('\'', "''")
+        ))?,
+        None => c.batch_execute(&format!("ALTER SYSTEM RESET {k}"))?,
+    }
+    Ok(())
+}
+
+/// Reloads the configuration; returns how many settings wait for a restart.
+pub(crate) fn reload(c: &mut postgres::Client) -> Result<i64> {
+    c.batch_execute("SELECT pg_reload_conf()")?;
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    Ok(c.query_one(
+        "SELECT count(*) FROM pg_settings WHERE pending_restart",
+        &[],
+    )?
+    .get(0))
 }
 
 #[cfg(test)]
