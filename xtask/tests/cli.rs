@@ -471,16 +471,7 @@ fn ctrl_c_keeps_the_samples_and_marks_the_arm_interrupted() {
         &xtask(&env, &["run", "--run", &arm, "--duration", "nan"]),
         &["measured duration", "NaN"],
     );
-    let child = Command::new(env!("CARGO_BIN_EXE_xtask"))
-        .args(["run", "--run", &arm])
-        .envs(env.iter().cloned())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_secs(5));
-    // SAFETY: sending SIGINT to our own child process.
-    unsafe { libc_kill(child.id() as i32, 2) };
-    let out = child.wait_with_output().unwrap();
+    let out = interrupt(&env, &["run", "--run", &arm], 5000, 2);
     assert_eq!(
         out.status.code(),
         Some(130),
@@ -510,16 +501,7 @@ fn ctrl_c_keeps_the_samples_and_marks_the_arm_interrupted() {
 
     // Any other step killed mid-way marks the arm interrupted too (the old main left it
     // `running` for good): SIGTERM during reset-cold.
-    let child = Command::new(env!("CARGO_BIN_EXE_xtask"))
-        .args(["reset-cold", "--run", &arm])
-        .envs(env.iter().cloned())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(400));
-    // SAFETY: sending SIGTERM to our own child process.
-    unsafe { libc_kill(child.id() as i32, 15) };
-    let out = child.wait_with_output().unwrap();
+    let out = interrupt(&env, &["reset-cold", "--run", &arm], 400, 15);
     assert_eq!(
         out.status.code(),
         Some(130),
@@ -798,4 +780,19 @@ fn run_directories_land_in_the_working_checkout() {
 extern "C" {
     #[link_name = "kill"]
     fn libc_kill(pid: i32, sig: i32) -> i32;
+}
+
+/// Runs xtask with `args`, sends it `signal` (2 SIGINT, 15 SIGTERM) after `after_ms`, and
+/// returns what it printed and how it exited.
+fn interrupt(env: &[(String, String)], args: &[&str], after_ms: u64, signal: i32) -> Output {
+    let child = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(args)
+        .envs(env.iter().cloned())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(after_ms));
+    // SAFETY: sending a signal to our own child process.
+    unsafe { libc_kill(child.id() as i32, signal) };
+    child.wait_with_output().unwrap()
 }
