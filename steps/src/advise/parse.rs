@@ -1,7 +1,7 @@
 //! The columns a statement UPDATEs, read with a real SQL parser (`sqlparser`, PostgreSQL dialect;
-//! chosen over `pg_query`: that one compiles PostgreSQL's own parser from C through bindgen, a
-//! C toolchain and libclang at build time and a longer first compile; sqlparser is pure Rust, and
-//! what it cannot parse is counted and listed, never dropped). Every statement
+//! pure Rust. `pg_query` 18.1 does not build on these machines: its build script runs bindgen,
+//! which needs libclang, and there is none. What sqlparser cannot parse is counted and listed,
+//! never dropped). Every statement
 //! in the text is walked, nested ones included (data-modifying CTEs): `UPDATE … SET`,
 //! `INSERT … ON CONFLICT … DO UPDATE SET`, `MERGE … WHEN MATCHED THEN UPDATE SET`, with
 //! `SET (a, b) = (…)` tuples. Names are folded as PostgreSQL folds them: unquoted to lower case,

@@ -180,11 +180,6 @@ impl Partition {
         Ok(())
     }
 
-    /// The name of partition `i` (`<table>_p<i>`).
-    pub fn leaf(&self, i: u32) -> String {
-        format!("{}_p{i}", self.table)
-    }
-
     /// SQL that turns the (empty) table into a hash-partitioned one with the same columns,
     /// defaults, constraints and index names, and creates the partitions. Refuses, with one
     /// line, a key outside the primary key (PostgreSQL requires it in every unique index).
