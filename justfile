@@ -113,6 +113,36 @@ study STUDY SIZE='' *ARGS:
     done
     "$HOTLAB_XTASK" analyze "$(dirname "$(echo "$arms" | head -n 1)")"
 
+# Run a study's arms at the same time on one server, each in its own database, the size's clients
+# split among them (a test of shared resources, not a comparison): `just together small-table quick --arms ori,onlyff`
+[group('studies')]
+together STUDY SIZE='' *ARGS:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    x="${HOTLAB_XTASK:-}"
+    if [ -z "$x" ] || [ "$x" = "cargo xtask" ]; then
+        cargo build --release --quiet --package xtask
+        x="${CARGO_TARGET_DIR:-{{justfile_directory()}}/target}/release/xtask"
+    fi
+    arms=$("$x" init --study {{STUDY}} {{ if SIZE != '' { '--size ' + SIZE } else { '' } }} --together --label together {{ARGS}})
+    trap 'for a in $arms; do "$x" restore-settings --run "$a"; done' EXIT
+    # Built one after another (a template is built once), then every arm reset cold, then the
+    # workloads started side by side.
+    for arm in $arms; do
+        "$x" reset-cold --run "$arm"
+        "$x" build --run "$arm"
+        "$x" apply-fillfactor --run "$arm"
+    done
+    for arm in $arms; do "$x" reset-cold --run "$arm"; done
+    for arm in $arms; do "$x" snapshot --run "$arm" --phase pre; done
+    pids=()
+    for arm in $arms; do "$x" run --run "$arm" & pids+=($!); done
+    rc=0
+    for p in "${pids[@]}"; do wait "$p" || rc=$?; done
+    if [ "$rc" -eq 130 ]; then echo "interrupted; the arms so far are kept" >&2; exit 130; fi
+    for arm in $arms; do "$x" vacuum-timing --run "$arm" || echo "vacuum-timing of $arm failed" >&2; done
+    "$x" analyze "$(dirname "$(echo "$arms" | head -n 1)")"
+
 # Which fillfactor does TABLE need? Each value through the full cold cycle, then the ladder
 [group('studies')]
 sweep TABLE +FFS:
@@ -134,6 +164,11 @@ hexacluster SIZE='scaled':
 [group('studies')]
 small-table SIZE='quick':
     just compare small-table {{SIZE}}
+
+# Study 001's H3: ARMS run at the same time on one server, the clients split among them
+[group('studies')]
+small-table-together SIZE='quick' ARMS='ori,onlyff':
+    just together small-table {{SIZE}} --arms {{ARMS}}
 
 # Study 003: fillfactor 100/75/50/30 on 10,000 rows, 1M row updates
 [group('studies')]

@@ -1,6 +1,7 @@
 //! `apply-fillfactor`: sets the arm's heap (and index) fillfactor, rewrites the study's rewrite
 //! list with VACUUM FULL in every arm, the baseline too (ALTER TABLE alone does not touch
-//! existing pages), then VACUUM ANALYZE and CHECKPOINT, and reads reloptions back.
+//! existing pages), then VACUUM ANALYZE and CHECKPOINT, and reads reloptions back. An arm built
+//! `create-with` already has its fillfactor and is not rewritten (recorded as skipped).
 //! Writes fillfactor.json: per relation, before, asked, read back, rewrite seconds.
 
 use std::collections::BTreeMap;
@@ -14,7 +15,7 @@ use crate::ctx::Ctx;
 use crate::io::write_json_atomic;
 use crate::rundir::RunDir;
 use crate::server::{ident, Server};
-use crate::study::check_fillfactor;
+use crate::study::{check_fillfactor, BuildRoute};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -97,8 +98,19 @@ fn apply(ctx: &Ctx, rd: &RunDir, db: &str) -> Result<()> {
             rels.insert(leaf.clone(), e);
         }
     }
-    // The rewrite list is the same in every arm, so every arm starts from freshly packed pages.
+    // The rewrite list is the same in every arm, so every arm starts from freshly packed pages;
+    // except an arm built create-with, whose pages are the load's own and stay where the load
+    // left them (a VACUUM FULL writes new files past shared buffers).
     for t in &plan.rewrite {
+        if plan.arm.build == BuildRoute::CreateWith {
+            let entry = rels
+                .entry(t.clone())
+                .or_insert_with(|| json!({"kind": "table", "before": null, "asked": null}));
+            entry["rewrite_s"] = json!(null);
+            entry["rewrite"] = json!("skipped: build create-with (the load's pages are kept)");
+            eprintln!("hotlab: {t} not rewritten (build create-with)");
+            continue;
+        }
         let t0 = Instant::now();
         c.batch_execute(&format!("VACUUM FULL {}", ident(t)))
             .with_context(|| format!("rewriting {t} with VACUUM FULL"))?;
@@ -131,9 +143,14 @@ fn apply(ctx: &Ctx, rd: &RunDir, db: &str) -> Result<()> {
             }
         }
     }
+    // Where the rows the scripts hit sit as the run will find them (before the cold reset: the
+    // query reads the table).
+    if let Some(h) = plan.pgbench.as_ref().and_then(|f| f.hot_rows.as_ref()) {
+        crate::snapshot::record_hot_rows(&mut c, rd, h, "start")?;
+    }
     write_json_atomic(
         &rd.file("fillfactor.json"),
-        &json!({ "arm": arm.name, "relations": rels }),
+        &json!({ "arm": arm.name, "build": arm.build.name(), "relations": rels }),
     )?;
     Ok(())
 }

@@ -1,7 +1,9 @@
 //! `build`: applies the study's server settings, then creates the arm's database from a cached
 //! template (same workload, size and schema hash: `CREATE DATABASE … TEMPLATE … STRATEGY
 //! FILE_COPY`), or loads the template first. A template is built under a `_partial` name and
-//! renamed only after its row counts check out, so an interrupted build is never reused.
+//! renamed only after its row counts check out, so an interrupted build is never reused. An arm
+//! built `create-with` (README, "Build routes") is loaded in its own database instead, with its
+//! fillfactor set on the empty tables, and its pages stay in shared buffers.
 //! Writes meta.json (`server`, `build`) and ddl.sql.
 
 use std::path::PathBuf;
@@ -14,7 +16,7 @@ use sha2::{Digest, Sha256};
 use crate::ctx::Ctx;
 use crate::rundir::RunDir;
 use crate::server::{ident, DbState, Server};
-use crate::study::Size;
+use crate::study::{BuildRoute, Size};
 use crate::workload::{script, spv, tprocc};
 
 /// Bumped whenever a loader changes what it writes, so old templates are not reused.
@@ -154,6 +156,21 @@ fn settings(
 /// The template for this loader, loaded unless one exists (or `reload`): (name, reused).
 pub fn ensure_template(server: &Server, loader: &Loader, reload: bool) -> Result<(String, bool)> {
     let template = loader.template_name();
+    // One builder per template: another arm (a concurrent run, another terminal) that finds the
+    // lock taken is refused instead of copying a half-loaded template or loading it twice. The
+    // lock is held by this connection until the template is renamed into place.
+    let mut lock = server.connect(&server.conn.admin_db)?;
+    let got: bool = lock
+        .query_one(
+            "SELECT pg_try_advisory_lock(hashtext('hotlab template ' || $1))",
+            &[&template],
+        )?
+        .get(0);
+    if !got {
+        bail!(
+            "template {template} is still being built by another hotlab process; wait for it to finish, or run the arms one after another (`just study`)"
+        );
+    }
     match server.database_state(&template)? {
         DbState::Foreign => {
             bail!("database {template} exists but was not created by hotlab; drop it or rename it")
@@ -186,7 +203,6 @@ fn build(ctx: &Ctx, rd: &RunDir, args: &Args) -> Result<()> {
     rd.set_meta("server", server.describe()?)?;
     let loader = Loader::for_plan(&plan)?;
     std::fs::write(rd.file("ddl.sql"), loader.ddl())?;
-    let (template, reused) = ensure_template(&server, &loader, args.no_template)?;
     if plan.database.is_empty() {
         bail!(
             "{} records no database name; create a new run with `cargo xtask init --study {}`",
@@ -195,11 +211,30 @@ fn build(ctx: &Ctx, rd: &RunDir, args: &Args) -> Result<()> {
         );
     }
     let db = plan.database.clone();
-    server.drop_own_database(&db)?;
-    let t = Instant::now();
-    server.create_own_database(&db, Some(&template))?;
-    server.mark_run_database(&db, &rd.path)?;
-    let copy_s = t.elapsed().as_secs_f64();
+    let route = plan.arm.build;
+    let (template, reused, copy_s) = match route {
+        BuildRoute::Rewrite => {
+            let (template, reused) = ensure_template(&server, &loader, args.no_template)?;
+            server.drop_own_database(&db)?;
+            let t = Instant::now();
+            server.create_own_database(&db, Some(&template))?;
+            server.mark_run_database(&db, &rd.path)?;
+            (Some(template), reused, Some(t.elapsed().as_secs_f64()))
+        }
+        BuildRoute::CreateWith => {
+            // No template: the pages must be written by this server's backends, through shared
+            // buffers, as a table created and loaded on a running server is.
+            server.drop_own_database(&db)?;
+            server.create_own_database(&db, None)?;
+            server.mark_run_database(&db, &rd.path)?;
+            if let Err(e) = load_into(&server, &db, &loader) {
+                // Nothing half-built is left behind: the arm's database is ours, and dropped.
+                server.drop_own_database(&db)?;
+                return Err(e);
+            }
+            (None, false, None)
+        }
+    };
     let rows = verify(&server, &db, &loader)?;
     let mut c = server.connect(&db)?;
     let bytes: i64 = c
@@ -209,6 +244,11 @@ fn build(ctx: &Ctx, rd: &RunDir, args: &Args) -> Result<()> {
         "build",
         json!({
             "database": db,
+            "route": route.name(),
+            "cache": match route {
+                BuildRoute::Rewrite => "cleared by the next reset-cold",
+                BuildRoute::CreateWith => "left as the load left it (create-with)",
+            },
             "template": template,
             "template_reused": reused,
             "copy_seconds": copy_s,
@@ -233,8 +273,24 @@ pub fn load_template(server: &Server, template: &str, loader: &Loader) -> Result
     server.drop_own_database(template)?;
     server.create_own_database(&partial, None)?;
     eprintln!("hotlab: loading {partial}");
+    load_into(server, &partial, loader).map_err(|e| {
+        anyhow::anyhow!("{e:#}; the half-built template stays {partial} and is never used")
+    })?;
+    verify(server, &partial, loader)?;
+    let mut admin = server.connect(&server.conn.admin_db)?;
+    admin.batch_execute(&format!(
+        "ALTER DATABASE {} RENAME TO {}",
+        ident(&partial),
+        ident(template)
+    ))?;
+    Ok(())
+}
+
+/// Creates the extensions and runs the loader in the (empty) database `db`.
+fn load_into(server: &Server, db: &str, loader: &Loader) -> Result<()> {
+    let partial = db;
     {
-        let mut c = server.connect(&partial)?;
+        let mut c = server.connect(partial)?;
         for e in EXTENSIONS {
             c.batch_execute(&format!("CREATE EXTENSION IF NOT EXISTS {e}"))
                 .with_context(|| {
@@ -245,10 +301,7 @@ pub fn load_template(server: &Server, template: &str, loader: &Loader) -> Result
             None => {
                 for (file, sql) in &loader.parts {
                     c.batch_execute(sql).map_err(|e| {
-                        anyhow::anyhow!(
-                            "{file} failed: {}; the half-built template stays {partial} and is never used",
-                            crate::server::db_error_line(&e)
-                        )
+                        anyhow::anyhow!("{file} failed: {}", crate::server::db_error_line(&e))
                     })?;
                 }
             }
@@ -273,7 +326,7 @@ pub fn load_template(server: &Server, template: &str, loader: &Loader) -> Result
                 };
                 tprocc::load::load(
                     server,
-                    &partial,
+                    partial,
                     shape.warehouses,
                     shape.profile,
                     threads,
@@ -288,13 +341,6 @@ pub fn load_template(server: &Server, template: &str, loader: &Loader) -> Result
             }
         }
     }
-    verify(server, &partial, loader)?;
-    let mut admin = server.connect(&server.conn.admin_db)?;
-    admin.batch_execute(&format!(
-        "ALTER DATABASE {} RENAME TO {}",
-        ident(&partial),
-        ident(template)
-    ))?;
     Ok(())
 }
 

@@ -10,7 +10,9 @@
 //! 6. start the server;
 //! 7. confirm with pg_buffercache that no page of a user relation is in shared buffers.
 //!
-//! Appends one line per reset to reset.jsonl (when given a run directory) and prints it.
+//! Appends one line per reset to reset.jsonl (when given a run directory) and prints it. For an
+//! arm built `create-with`, the reset after its build is not done: the line says so and records
+//! what the cache holds.
 
 use std::fs;
 use std::io::Write;
@@ -25,6 +27,7 @@ use crate::ctx::{is_root, BackendKind, Ctx};
 use crate::io::now_rfc3339;
 use crate::rundir::RunDir;
 use crate::server::{compose, DbState, Server};
+use crate::study::BuildRoute;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -38,8 +41,20 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         Some(dir) => {
             let rd = RunDir::open(dir)?;
             let db = rd.database().ok();
+            // An arm built create-with starts its run with the cache as its load left it: the
+            // reset after its build is recorded, not done.
+            let keep = match rd.plan() {
+                Ok(plan) if plan.arm.build == BuildRoute::CreateWith => {
+                    rd.meta()?["steps"]["build"]["status"] == "complete"
+                }
+                _ => false,
+            };
             rd.step("reset-cold", || {
-                let line = reset(ctx, db.as_deref())?;
+                let line = if keep {
+                    kept(ctx, db.as_deref())?
+                } else {
+                    reset(ctx, db.as_deref())?
+                };
                 let mut f = fs::OpenOptions::new()
                     .create(true)
                     .append(true)
@@ -60,6 +75,13 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
 }
 
 fn report(line: &Value) {
+    if line["kept_warm"] == true {
+        eprintln!(
+            "hotlab: reset-cold: skipped (build create-with); {} user-relation buffers kept",
+            line["user_buffers"]
+        );
+        return;
+    }
     let cold = line["cold"].as_bool().unwrap_or(false);
     let os = line["actions"]
         .as_array()
@@ -155,9 +177,56 @@ pub fn reset(ctx: &Ctx, database: Option<&str>) -> Result<Value> {
             log.act("fstrim", || Ok("skipped: external server".into()));
         }
     }
-    // Confirm: count shared buffers that hold pages of user relations.
     let server = Server::ensure(ctx)?;
-    let (user_buffers, used): (i64, i64) = match database {
+    let (user_buffers, used) = confirm(&server, database)?;
+    let cold = user_buffers == 0;
+    log.0.push(json!({
+        "action": "confirm",
+        "outcome": format!("{user_buffers} user-relation buffers, {used} buffers in use"),
+        "seconds": 0,
+    }));
+    let mut warnings = vec![];
+    if prewarm.contains("pg_prewarm") {
+        warnings.push("pg_prewarm is preloaded: autoprewarm may reload buffers after a restart");
+    }
+    Ok(json!({
+        "ts": started,
+        "backend": server.kind,
+        "database": database,
+        "actions": log.0,
+        "cold": cold,
+        "user_buffers": user_buffers,
+        "buffers_used": used,
+        "warnings": warnings,
+    }))
+}
+
+/// The reset an arm built create-with does not get: nothing is checkpointed, stopped or dropped,
+/// and what the cache holds is recorded.
+fn kept(ctx: &Ctx, database: Option<&str>) -> Result<Value> {
+    let server = Server::ensure(ctx)?;
+    let started = now_rfc3339();
+    let (user_buffers, used) = confirm(&server, database)?;
+    Ok(json!({
+        "ts": started,
+        "backend": server.kind,
+        "database": database,
+        "actions": [
+            {"action": "skipped", "outcome": "build create-with: the cache is left as the load left it (no checkpoint, stop, OS cache drop or restart)", "seconds": 0},
+            {"action": "confirm", "outcome": format!("{user_buffers} user-relation buffers, {used} buffers in use"), "seconds": 0},
+        ],
+        "cold": user_buffers == 0,
+        "kept_warm": true,
+        "user_buffers": user_buffers,
+        "buffers_used": used,
+        "warnings": [],
+    }))
+}
+
+/// Shared buffers holding pages of user relations (of `database`, or of every database when it
+/// does not exist yet), and buffers in use.
+fn confirm(server: &Server, database: Option<&str>) -> Result<(i64, i64)> {
+    Ok(match database {
         Some(db) if server.database_state(db)? != DbState::Missing => {
             let mut c = server.connect(db)?;
             let r = c.query_one(
@@ -183,27 +252,7 @@ pub fn reset(ctx: &Ctx, database: Option<&str>) -> Result<Value> {
             )?;
             (r.get(0), r.get(1))
         }
-    };
-    let cold = user_buffers == 0;
-    log.0.push(json!({
-        "action": "confirm",
-        "outcome": format!("{user_buffers} user-relation buffers, {used} buffers in use"),
-        "seconds": 0,
-    }));
-    let mut warnings = vec![];
-    if prewarm.contains("pg_prewarm") {
-        warnings.push("pg_prewarm is preloaded: autoprewarm may reload buffers after a restart");
-    }
-    Ok(json!({
-        "ts": started,
-        "backend": server.kind,
-        "database": database,
-        "actions": log.0,
-        "cold": cold,
-        "user_buffers": user_buffers,
-        "buffers_used": used,
-        "warnings": warnings,
-    }))
+    })
 }
 
 /// Drops the page cache: globally when permitted, else per file of the data directory.

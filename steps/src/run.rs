@@ -242,6 +242,13 @@ fn run_script(ctx: &Ctx, rd: &RunDir, plan: &ArmPlan, db: &str, size: &PgbenchSi
         .filter(|t| t.end_us >= boundary)
         .collect();
     let measured = txlog::figures(&window);
+    // The window's latencies as a histogram: analyze pools an arm's repeats by merging these.
+    let mut hist = crate::stats::new_histogram();
+    for t in &window {
+        if let Some(l) = t.latency_us {
+            let _ = hist.record(l.max(1));
+        }
+    }
     let measured_s = (end_epoch_us - boundary) as f64 / 1e6;
     let last_end = txns.last().map(|t| t.end_us).unwrap_or(end_epoch_us);
     let final_from = last_end - every.as_micros() as i64;
@@ -274,6 +281,7 @@ fn run_script(ctx: &Ctx, rd: &RunDir, plan: &ArmPlan, db: &str, size: &PgbenchSi
         "latency_p95_ms": measured.latency_p95_ms,
         "latency_p99_ms": measured.latency_p99_ms,
         "latency_max_ms": measured.latency_max_ms,
+        "hist_us": crate::stats::hist_buckets(&hist),
         "transactions_all": all.transactions,
         "failed_all": all.failures,
         "pgbench_reported": {"transactions": summary.transactions, "failed": summary.failed,
@@ -307,6 +315,10 @@ fn run_script(ctx: &Ctx, rd: &RunDir, plan: &ArmPlan, db: &str, size: &PgbenchSi
                 all.transactions
             );
         }
+    }
+    // After the closing sample: this read of the table changes nothing measured.
+    if let Some(h) = &files.hot_rows {
+        crate::snapshot::record_hot_rows(sampler.client(), rd, h, "end")?;
     }
     eprintln!(
         "hotlab: {} transactions in the measured {measured_s:.1} s ({:.1} TPS; p95 {} ms)",

@@ -264,6 +264,60 @@ impl Sampler {
     }
 }
 
+pub const HOT_ROWS_HEADER: &[&str] = &[
+    "ts",
+    "phase",
+    "table",
+    "hot_rows",
+    "pages_with_hot_row",
+    "table_pages",
+];
+
+/// Where the rows a pgbench-script study's scripts hit sit (its `hot_rows` query: their
+/// `tableoid, ctid`): how many there are, how many pages of the table (its leaves added up) hold
+/// at least one, and the table's pages. Appended to hot_rows.csv with `phase` (start, end).
+/// It reads the table, so it is taken only where a read cannot change what is measured: after
+/// the build, before the cold reset, and after the run's closing sample.
+pub fn record_hot_rows(
+    c: &mut postgres::Client,
+    rd: &RunDir,
+    h: &crate::study::pgbench::HotRows,
+    phase: &str,
+) -> Result<()> {
+    let sql = format!(
+        "WITH h AS ({}) SELECT count(*)::bigint, \
+                count(DISTINCT (tableoid, (ctid::text::point)[0]::bigint))::bigint, \
+                (SELECT coalesce(sum(pg_relation_size(c.oid)), 0)::bigint \
+                        / current_setting('block_size')::bigint \
+                   FROM pg_class c WHERE (c.oid = to_regclass($1) AND c.relkind = 'r') \
+                     OR c.oid IN (SELECT relid FROM pg_partition_tree(to_regclass($1)) WHERE isleaf)) \
+           FROM h",
+        h.sql.trim().trim_end_matches(';')
+    );
+    let r = c.query_one(&sql, &[&h.table]).map_err(|e| {
+        anyhow::anyhow!(
+            "{} (hot_rows) failed: {}; it must return the tableoid and ctid of the rows the scripts hit",
+            h.file,
+            crate::server::db_error_line(&e)
+        )
+    })?;
+    let (rows, pages, total): (i64, i64, i64) = (r.get(0), r.get(1), r.get(2));
+    let mut out = CsvAppender::open(&rd.file("hot_rows.csv"), HOT_ROWS_HEADER)?;
+    out.row(&[
+        now_rfc3339(),
+        phase.to_string(),
+        h.table.clone(),
+        rows.to_string(),
+        pages.to_string(),
+        total.to_string(),
+    ])?;
+    eprintln!(
+        "hotlab: hot rows ({phase}): {rows} rows on {pages} of {total} pages of {}",
+        h.table
+    );
+    Ok(())
+}
+
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Arm run directory (made by `cargo xtask init`)

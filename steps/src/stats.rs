@@ -1,6 +1,8 @@
 //! Statistics of repeated figures, the one place for them: mean, min, max and spread, used by
-//! `analyze` (arms' repeats) and `bench` (A B B A runs). A leaf.
+//! `analyze` (arms' repeats) and `bench` (A B B A runs), and latency histograms that are merged,
+//! never averaged. A leaf.
 
+use hdrhistogram::Histogram;
 use serde_json::{json, Value};
 
 /// Mean, min, max and spread ((max − min) / mean, in %) of repeated figures.
@@ -67,4 +69,32 @@ pub fn alternating<T: Clone>(items: &[T], repeats: u32) -> Vec<(u32, T)> {
         out.extend(round.into_iter().map(|x| (k, x)));
     }
     out
+}
+
+/// A latency histogram as `[[microseconds, count], …]` of its recorded buckets (each bucket's
+/// highest equivalent value): `analyze` merges these across runs and reads percentiles from the
+/// merged histogram, never by averaging percentiles.
+pub fn hist_buckets(h: &Histogram<u64>) -> Vec<[u64; 2]> {
+    h.iter_recorded()
+        .map(|v| {
+            [
+                h.highest_equivalent(v.value_iterated_to()),
+                v.count_at_value(),
+            ]
+        })
+        .collect()
+}
+
+/// The inverse of `hist_buckets`, added into `into`.
+pub fn add_buckets(into: &mut Histogram<u64>, buckets: &Value) {
+    for b in buckets.as_array().into_iter().flatten() {
+        if let (Some(v), Some(n)) = (b[0].as_u64(), b[1].as_u64()) {
+            let _ = into.record_n(v.max(1), n);
+        }
+    }
+}
+
+/// The histogram `TxnStats` keeps: 1 µs to 10 min, 3 significant digits.
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 600_000_000, 3).expect("histogram bounds")
 }

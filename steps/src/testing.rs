@@ -89,6 +89,21 @@ pub fn arm_cycle(ctx: &Ctx, dir: &Path, keep_db: bool) -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("just arm {}: {e}", dir.display()))
 }
 
+/// The justfile's `together` recipe (the arms side by side on one server) with this build's
+/// xtask binary: `just together STUDY SIZE --arms ARMS`.
+pub fn together(ctx: &Ctx, study: &str, size: &str, arms: &str) -> anyhow::Result<()> {
+    let xtask = xtask_binary()?;
+    let sh = crate::proc::shell()?;
+    sh.change_dir(project_root());
+    xshell::cmd!(sh, "just together {study} {size} --arms {arms}")
+        .envs(env_of(ctx))
+        .env(crate::env::XTASK, &xtask)
+        .quiet()
+        .ignore_stdout()
+        .run()
+        .map_err(|e| anyhow::anyhow!("just together {study} {size}: {e}"))
+}
+
 /// The xtask binary of this build profile (`target/<profile>/xtask`, beside the test binary's
 /// `deps/`), refused when missing or older than the test binary.
 pub fn xtask_binary() -> anyhow::Result<PathBuf> {

@@ -62,6 +62,9 @@ fn small_table_ci_every_arm_through_the_cold_cycle() {
     let plan = PlanArgs {
         study: Some("small-table".into()),
         size: Some("ci".into()),
+        arms: ["ori", "by_hash", "onlyff", "heap50", "index50", "hash50"]
+            .map(String::from)
+            .to_vec(),
         repeats: 1,
         ..Default::default()
     }
@@ -91,6 +94,14 @@ fn small_table_ci_every_arm_through_the_cold_cycle() {
             assert!(w[k].as_f64().is_some_and(|x| x > 0.0), "{k}: {w}");
         }
         assert!(w["latency_p50_ms"].as_f64() <= w["latency_p99_ms"].as_f64());
+        // The window's histogram counts exactly its transactions (analyze pools these).
+        let in_hist: u64 = w["hist_us"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b[1].as_u64().unwrap())
+            .sum();
+        assert_eq!(in_hist, measured, "{w}");
         // The upsert updates an existing row every time: updates, never inserts.
         let upd = r.table("small_table", "n_tup_upd").delta.unwrap();
         assert!(upd as u64 >= measured, "{upd} updates for {measured} txns");
@@ -176,10 +187,12 @@ fn small_table_ci_every_arm_through_the_cold_cycle() {
     assert_eq!(a.json["claims"].as_array().unwrap().len(), 5);
     assert!(a.json["onlyff_ori_buffer_ratio"].as_f64().unwrap() > 0.0);
     assert!(
-        a.markdown.contains("| final TPS sample, onlyff | 3340 |"),
+        a.markdown
+            .contains("| final TPS sample, onlyff | 3340 (-15.2 %) |"),
         "{}",
         a.markdown
     );
+    assert!(a.markdown.contains("latency p95 ms (pooled)"));
     for c in [
         "tps.svg",
         "buffers.svg",
@@ -190,6 +203,136 @@ fn small_table_ci_every_arm_through_the_cold_cycle() {
     ] {
         assert!(sweep.join("charts").join(c).exists(), "{c}");
     }
+}
+
+/// Buffers of `rel` in the arm's `pre` sample (after the second reset-cold, before the run).
+fn pre_buffers(r: &ArmRun, rel: &str) -> f64 {
+    let text = std::fs::read_to_string(r.dir.join("snapshots/buffers.csv")).unwrap();
+    steps::io::csv_maps(&text)
+        .unwrap()
+        .iter()
+        .filter(|m| m["phase"] == "pre" && m["object"] == rel && m["metric"] == "buffers")
+        .map(|m| m["value"].parse::<f64>().unwrap())
+        .sum()
+}
+
+/// Both build routes at `ci`, and an arm's vars reaching the load: `ori` (rewrite: VACUUM FULL,
+/// cold reset), `onlyff-createwith` (created at fillfactor 50 and loaded on the running server,
+/// its cache kept), `ori-spread` (layout spread). After create-with the table's pages are in
+/// shared buffers before the run; after rewrite they are not (pg_buffercache).
+#[test]
+fn build_routes_and_arm_vars_at_ci() {
+    let _g = testing::serial();
+    let ctx = testing::ctx("small-table-routes");
+    let plan = PlanArgs {
+        study: Some("small-table".into()),
+        size: Some("ci".into()),
+        arms: ["ori", "onlyff-createwith", "ori-spread"]
+            .map(String::from)
+            .to_vec(),
+        repeats: 1,
+        ..Default::default()
+    }
+    .plan(&ctx)
+    .unwrap();
+    let (sweep, arms) = create_sweep(&ctx, &plan, "routes", None, false, "test").unwrap();
+    for a in &arms {
+        testing::arm_cycle(&ctx, &a.path, false).unwrap();
+    }
+    let dirs = find_arm_dirs(&sweep).unwrap();
+    let runs: Vec<ArmRun> = dirs.iter().map(|d| ArmRun::load(d).unwrap()).collect();
+    let by = |arm: &str| runs.iter().find(|r| r.arm() == arm).unwrap();
+    for r in &runs {
+        assert_eq!(r.status(), "complete", "{}", r.name());
+        assert_eq!(r.hot_rows.len(), 2, "hot_rows.csv: start and end");
+    }
+    let (rw, cw) = (by("ori"), by("onlyff-createwith"));
+    // Rewrite: cold before the run. create-with: the load's pages are still cached.
+    assert_eq!(pre_buffers(rw, "small_table"), 0.0);
+    let pages = cw.table("small_table", "relpages").first.unwrap();
+    let cached = pre_buffers(cw, "small_table");
+    assert!(cached >= 0.9 * pages, "{cached} of {pages} pages cached");
+    // What each reset did is recorded: the create-with arm's second reset was not done.
+    let resets = |r: &ArmRun| r.resets.clone();
+    assert_eq!(resets(rw)[1]["cold"], true);
+    assert_eq!(
+        resets(cw)[0]["cold"],
+        true,
+        "the reset before the build is done"
+    );
+    assert_eq!(resets(cw)[1]["kept_warm"], true, "{:?}", resets(cw));
+    assert!(resets(cw)[1]["user_buffers"].as_i64().unwrap() > 0);
+    assert_eq!(cw.meta["build"]["route"], "create-with");
+    assert!(cw.meta["build"]["template"].is_null());
+    assert_eq!(rw.meta["build"]["route"], "rewrite");
+    let ff = &cw.fillfactor["relations"];
+    assert_eq!(ff["small_table"]["read_back"], 50, "{ff}");
+    assert!(ff["small_table"]["rewrite"]
+        .as_str()
+        .unwrap()
+        .starts_with("skipped"));
+    assert!(rw.fillfactor["relations"]["small_table"]["rewrite_s"].is_number());
+    // Created at 50: twice the heap of the default, as the rewrite gives.
+    let heap = |r: &ArmRun| r.table("small_table", "heap_bytes").first.unwrap();
+    assert!(heap(cw) > 1.8 * heap(rw), "{} {}", heap(cw), heap(rw));
+    let ddl = std::fs::read_to_string(cw.dir.join("ddl.sql")).unwrap();
+    assert!(ddl.contains("ALTER TABLE \"small_table\" SET (fillfactor = 50)"));
+    // The arm's layout reached the load: recent puts the hit rows in the newest 4 of 20 groups
+    // (a fifth of the pages), spread puts one on nearly every page.
+    let spread = by("ori-spread");
+    let share = |r: &ArmRun| r.hot_pages_pct("start").unwrap();
+    assert!(share(rw) < 30.0, "{}", share(rw));
+    assert!(share(spread) > 80.0, "{}", share(spread));
+    match spread.plan.size_spec.as_ref().unwrap() {
+        steps::study::Size::Pgbench(p) => assert_eq!(p.var("layout").as_deref(), Some("spread")),
+        _ => unreachable!(),
+    }
+    let a = analyze::analyze_dirs(&dirs, false).unwrap();
+    assert!(
+        a.markdown
+            .contains("### What explains the article's figures"),
+        "{}",
+        a.markdown
+    );
+    assert!(a.markdown.contains("| H2 |"), "{}", a.markdown);
+    assert!(a.markdown.contains("### Every figure the article printed"));
+}
+
+/// The concurrent mode: two arms side by side on one server through the justfile's `together`
+/// recipe, the clients and transactions split between them.
+#[test]
+fn together_runs_two_arms_side_by_side() {
+    let _g = testing::serial();
+    let ctx = testing::ctx("small-table-together");
+    testing::together(&ctx, "small-table", "ci", "ori,onlyff").unwrap();
+    let study = ctx.data_dir.join("runs/small-table");
+    let sweep = std::fs::read_dir(&study)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let dirs = find_arm_dirs(&sweep).unwrap();
+    let runs: Vec<ArmRun> = dirs.iter().map(|d| ArmRun::load(d).unwrap()).collect();
+    assert_eq!(runs.len(), 2);
+    for r in &runs {
+        assert_eq!(r.status(), "complete", "{}", r.name());
+        assert!(r.arm().ends_with("-together"));
+        assert_eq!(r.plan.together.len(), 2);
+        // ci has 2 clients and 6,000 transactions: one client and 3,000 each.
+        assert_eq!(r.workload["clients"], 1);
+        assert_eq!(r.workload["transactions_all"], 3000);
+    }
+    // The two windows overlap: they ran at the same time.
+    let span = |r: &ArmRun| {
+        let s = r.workload["start_epoch_us"].as_i64().unwrap();
+        (s, s + (r.workload["wall_s"].as_f64().unwrap() * 1e6) as i64)
+    };
+    let (a, b) = (span(&runs[0]), span(&runs[1]));
+    assert!(a.0 < b.1 && b.0 < a.1, "{a:?} {b:?}");
+    let md = std::fs::read_to_string(sweep.join("summary.md")).unwrap();
+    assert!(md.contains("ran at the same time on one server"), "{md}");
+    assert!(md.contains("| H3 |"), "{md}");
 }
 
 const MINE_YAML: &str = r#"name: mine
@@ -358,6 +501,78 @@ fn bad_pgbench_study_input_is_refused_in_one_line() {
         build(&ctx, &arms[0]).unwrap_err(),
         "partition key team_id is not in the primary key",
     );
+    // An arm variable neither the load nor a script uses; an unknown build route; create-with
+    // on a partitioned arm.
+    let base = std::fs::read_to_string(studies.join("small-table.yaml")).unwrap();
+    for (name, arm, want) in [
+        ("badvar", "  - name: x\n    vars: {layuot: spread}\n", "variable layuot is used neither by load.sql nor by a script"),
+        ("badroute", "  - name: x\n    build: copy\n", "unknown variant `copy`, expected `rewrite` or `create-with`"),
+        ("badcw", "  - name: x\n    build: create-with\n    partition: {table: small_table, key: user_id, count: 4}\n", "build create-with cannot create a partitioned table"),
+    ] {
+        let y = base.replace("name: small-table", &format!("name: {name}")) + arm;
+        std::fs::write(studies.join(format!("{name}.yaml")), y).unwrap();
+        copy_files(&studies, name);
+        one_line(plan(name).unwrap_err(), want);
+    }
+    // A layout the load does not know: the load says so, and nothing is left half-built.
+    let y = base.replace("name: small-table", "name: badlayout")
+        + "  - name: x\n    vars: {layout: diagonal}\n";
+    std::fs::write(studies.join("badlayout.yaml"), y).unwrap();
+    copy_files(&studies, "badlayout");
+    let p = PlanArgs {
+        study: Some("badlayout".into()),
+        size: Some("ci".into()),
+        arms: vec!["x".into()],
+        repeats: 1,
+        ..Default::default()
+    }
+    .plan(&ctx)
+    .unwrap();
+    let (_, arms) = create_sweep(&ctx, &p, "bad-layout", None, false, "test").unwrap();
+    one_line(
+        build(&ctx, &arms[0]).unwrap_err(),
+        "layout \"diagonal\" is not one of recent, spread, random",
+    );
+    // Together: a create-with arm, and clients that do not split evenly.
+    let together = |arms: &[&str]| {
+        PlanArgs {
+            study: Some("small-table".into()),
+            size: Some("ci".into()),
+            arms: arms.iter().map(|a| a.to_string()).collect(),
+            together: true,
+            repeats: 1,
+            ..Default::default()
+        }
+        .plan(&ctx)
+    };
+    one_line(
+        together(&["ori", "onlyff-createwith"]).unwrap_err(),
+        "onlyff-createwith is built create-with",
+    );
+    one_line(
+        together(&["ori", "onlyff", "heap50"]).unwrap_err(),
+        "2 clients cannot be split evenly among 3 arms",
+    );
+    // A template still being built by another process (its lock held): refused, not copied.
+    let p = plan("small-table").unwrap();
+    let (_, arms) = create_sweep(&ctx, &p, "locked", None, false, "test").unwrap();
+    let plan0 = arms[0].plan().unwrap();
+    let tpl = steps::build::Loader::for_plan(&plan0)
+        .unwrap()
+        .template_name();
+    let server = steps::server::Server::ensure(&ctx).unwrap();
+    let mut holder = server.connect(&server.conn.admin_db).unwrap();
+    holder
+        .query_one(
+            "SELECT pg_advisory_lock(hashtext('hotlab template ' || $1))",
+            &[&tpl],
+        )
+        .unwrap();
+    one_line(
+        build(&ctx, &arms[0]).unwrap_err(),
+        "is still being built by another hotlab process",
+    );
+    drop(holder);
 }
 
 fn copy_files(studies: &Path, name: &str) {

@@ -45,6 +45,8 @@ pub struct ArmRun {
     pub buffers: Snapshots,
     /// table → post-run VACUUM seconds, from vacuum.csv
     pub vacuum: HashMap<String, f64>,
+    /// hot_rows.csv (pgbench-script studies with a hot_rows query): one map per row.
+    pub hot_rows: Vec<std::collections::BTreeMap<String, String>>,
 }
 
 impl ArmRun {
@@ -72,6 +74,10 @@ impl ArmRun {
                 .into_iter()
                 .filter_map(|m| Some((m.get("table")?.clone(), m.get("seconds")?.parse().ok()?)))
                 .collect(),
+            hot_rows: csv_maps(
+                &std::fs::read_to_string(dir.join("hot_rows.csv")).unwrap_or_default(),
+            )
+            .unwrap_or_default(),
             meta,
         })
     }
@@ -126,6 +132,22 @@ impl ArmRun {
 
     pub fn name(&self) -> String {
         self.plan.run.clone()
+    }
+
+    /// The share (%) of the table's pages holding a row the scripts hit, at `phase` (start: the
+    /// first record, after the build; end: the last, after the run), and the hit rows' count.
+    pub fn hot_pages_pct(&self, phase: &str) -> Option<f64> {
+        let mut rows = self
+            .hot_rows
+            .iter()
+            .filter(|m| m.get("phase").map(String::as_str) == Some(phase));
+        let m = if phase == "start" {
+            rows.next()
+        } else {
+            rows.last()
+        }?;
+        let n = |k: &str| m.get(k).and_then(|v| v.parse::<f64>().ok());
+        super::pct(n("pages_with_hot_row"), n("table_pages"))
     }
 
     pub fn status(&self) -> String {

@@ -9,6 +9,7 @@ pub mod load;
 pub mod mechanism;
 pub mod report;
 pub mod script;
+pub mod small_table;
 pub mod spv;
 pub mod tprocc;
 

@@ -163,6 +163,40 @@ pub struct Arm {
     /// The table hash-partitioned (part of the arm's schema: its own template).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partition: Option<Partition>,
+    /// `workload: pgbench`: variables that override the size's (`:name` in the load and the
+    /// scripts), so arms can differ in their data, not only in their storage parameters.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub vars: BTreeMap<String, serde_json::Value>,
+    /// `workload: pgbench`: how the arm's tables get their fillfactor (README, "Build routes").
+    #[serde(default, skip_serializing_if = "BuildRoute::is_rewrite")]
+    pub build: BuildRoute,
+}
+
+/// How an arm's tables get their fillfactor.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BuildRoute {
+    /// The database is copied from the cached template, `ALTER … SET (fillfactor)`, `VACUUM
+    /// FULL` of the rewrite list, and a cold reset before the run: every arm starts cold.
+    #[default]
+    Rewrite,
+    /// The tables are created with the arm's fillfactor (set on the empty tables, as `CREATE
+    /// TABLE … WITH`), loaded by the study's own load SQL in the arm's database, and nothing is
+    /// rewritten or cleared afterwards: the run starts with the cache as the load left it.
+    CreateWith,
+}
+
+impl BuildRoute {
+    pub fn is_rewrite(&self) -> bool {
+        *self == BuildRoute::Rewrite
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            BuildRoute::Rewrite => "rewrite",
+            BuildRoute::CreateWith => "create-with",
+        }
+    }
 }
 
 /// Server settings: `base`, then `over` on top.
@@ -219,7 +253,11 @@ pub fn parse_study(path: &Path) -> Result<Study> {
     })?;
     validate_study(&study).with_context(|| format!("{}", path.display()))?;
     if let Some(spec) = &study.pgbench {
-        study.pgbench_files = Some(spec.resolve(path, &study.name)?);
+        let files = spec.resolve(path, &study.name)?;
+        for a in &study.arms {
+            check_arm_vars(a, &files).with_context(|| format!("{}", path.display()))?;
+        }
+        study.pgbench_files = Some(files);
     }
     Ok(study)
 }
@@ -237,7 +275,9 @@ fn validate_study(s: &Study) -> Result<()> {
     }
     for name in s.sizes.names() {
         let size = s.sizes.get(&name).expect("a listed size");
-        if matches!(&size, Size::Tprocc(t) if t.scale.is_some()) {
+        if matches!(&size, Size::Tprocc(t) if t.scale.is_some())
+            || matches!(&size, Size::Pgbench(p) if p.scale.is_some())
+        {
             // Checked when it is resolved, against this machine (`resolve_size`).
             continue;
         }
@@ -305,6 +345,36 @@ pub fn validate_arm(s: &Study, a: &Arm) -> Result<()> {
             );
         }
         p.check().with_context(|| format!("arm {}", a.name))?;
+    }
+    if s.workload != Workload::Pgbench && (!a.vars.is_empty() || !a.build.is_rewrite()) {
+        bail!(
+            "arm {}: vars and build are only for workload: pgbench; remove them from the arm",
+            a.name
+        );
+    }
+    size::check_vars(&a.vars).with_context(|| format!("arm {}", a.name))?;
+    if a.build == BuildRoute::CreateWith && a.partition.is_some() {
+        bail!(
+            "arm {}: build create-with cannot create a partitioned table (a fillfactor goes to each leaf after the partitioning); use build: rewrite for this arm",
+            a.name
+        );
+    }
+    Ok(())
+}
+
+/// Every variable an arm sets must be used by the load or a script: a misspelt name would
+/// otherwise change nothing and still look like a variant.
+pub fn check_arm_vars(a: &Arm, files: &PgbenchFiles) -> Result<()> {
+    for k in a.vars.keys() {
+        let used = pgbench::uses_var(&files.load, k)
+            || files.scripts.iter().any(|s| pgbench::uses_var(&s.text, k));
+        if !used {
+            bail!(
+                "arm {}: variable {k} is used neither by {} nor by a script (no :{k} in them); fix the name in the arm's vars",
+                a.name,
+                files.load_file
+            );
+        }
     }
     Ok(())
 }

@@ -28,6 +28,26 @@ pub struct PgbenchSpec {
     /// An invariant `run` checks: the rows a transaction inserts or updates in a table.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub check: Option<RowCheck>,
+    /// Where the rows the scripts hit sit: a query returning their `tableoid, ctid`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hot_rows: Option<HotRowsRef>,
+}
+
+/// `hot_rows: {file, table}`: the pages of `table` holding a row the query returns are counted
+/// after the build (`apply-fillfactor`) and after the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HotRowsRef {
+    pub file: String,
+    pub table: String,
+}
+
+/// The hot-rows query as text, with its table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HotRows {
+    pub file: String,
+    pub table: String,
+    pub sql: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -83,6 +103,8 @@ pub struct PgbenchFiles {
     pub scripts: Vec<ScriptText>,
     pub protocol: Protocol,
     pub check: Option<RowCheck>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hot_rows: Option<HotRows>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -136,6 +158,14 @@ impl PgbenchSpec {
             scripts,
             protocol: self.protocol,
             check: self.check.clone(),
+            hot_rows: match &self.hot_rows {
+                Some(h) => Some(HotRows {
+                    file: h.file.clone(),
+                    table: h.table.clone(),
+                    sql: read(&h.file)?,
+                }),
+                None => None,
+            },
         })
     }
 }
@@ -257,6 +287,11 @@ pub fn substitute(text: &str, vars: &[(String, String)]) -> String {
     out
 }
 
+/// Whether `text` uses the variable `name` (as `:name`, the way `substitute` reads it).
+pub fn uses_var(text: &str, name: &str) -> bool {
+    substitute(text, &[(name.to_string(), String::new())]) != text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -271,6 +306,8 @@ mod tests {
             substitute("SELECT :users, :u, :users_x, 1::int, :'u'", &v),
             "SELECT 100, 7, :users_x, 1::int, :'u'"
         );
+        assert!(uses_var("WHERE ':layout' = 'x'", "layout"));
+        assert!(!uses_var("SELECT :users_x, 1::layout", "layout"));
     }
 
     #[test]

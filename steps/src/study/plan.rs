@@ -25,6 +25,8 @@ pub struct Plan {
     pub sweep: Option<(String, Vec<u32>)>,
     /// What the scale rule derived, when the size is a scale model.
     pub scale: Option<scale::Derived>,
+    /// The arms run at the same time on one server (`--together`), the size's clients split.
+    pub together: bool,
 }
 
 impl Plan {
@@ -52,13 +54,20 @@ impl Plan {
 
     /// The resolved plan of one arm run, as `init` writes it into the arm's meta.json.
     pub fn arm_plan(&self, run: &str, arm: &Arm, database: &str) -> ArmPlan {
+        // An arm's variables override the size's: the arm's size_spec is the size as this arm
+        // runs it (its load, hence its template, and its scripts' -D values).
+        let mut size = self.size.clone();
+        if let Size::Pgbench(p) = &mut size {
+            p.vars
+                .extend(arm.vars.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
         ArmPlan {
             plan_version: ArmPlan::VERSION,
             study: self.study.name.clone(),
             title: self.study.title.clone(),
             workload: self.study.workload,
             size: self.size_name.clone(),
-            size_spec: Some(self.size.clone()),
+            size_spec: Some(size),
             scale: self.scale.as_ref().map(|d| d.json()),
             arm: arm.clone(),
             run: run.to_string(),
@@ -69,6 +78,11 @@ impl Plan {
             sweep_table: self.sweep.as_ref().map(|(t, _)| t.clone()),
             database: database.to_string(),
             pgbench: self.study.pgbench_files.clone(),
+            together: if self.together {
+                self.arms.iter().map(|a| a.name.clone()).collect()
+            } else {
+                vec![]
+            },
         }
     }
 }
@@ -107,6 +121,10 @@ pub struct ArmPlan {
     /// `workload: pgbench`: the schema, load and scripts, as text.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pgbench: Option<super::PgbenchFiles>,
+    /// The arms that ran at the same time as this one on one server (`init --together`); empty
+    /// when the arm ran alone.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub together: Vec<String>,
 }
 
 impl ArmPlan {
@@ -150,6 +168,8 @@ struct RawArmPlan {
     database: String,
     #[serde(default)]
     pgbench: Option<super::PgbenchFiles>,
+    #[serde(default)]
+    together: Vec<String>,
 }
 
 impl TryFrom<RawArmPlan> for ArmPlan {
@@ -177,6 +197,7 @@ impl TryFrom<RawArmPlan> for ArmPlan {
             sweep_table: r.sweep_table,
             database: r.database,
             pgbench: r.pgbench,
+            together: r.together,
         })
     }
 }
@@ -211,6 +232,11 @@ pub struct PlanArgs {
     /// the value measured here, in the study file
     #[arg(long, env = "HOTLAB_NOPM_PER_WAREHOUSE")]
     pub nopm_per_warehouse: Option<f64>,
+    /// Run the arms at the same time on one server, each in its own database, the size's clients
+    /// and transactions split evenly among them (`just together`); the arms are named
+    /// <arm>-together. Isolated runs (the default) are what comparisons should use
+    #[arg(long)]
+    pub together: bool,
 }
 
 impl PlanArgs {
@@ -319,6 +345,11 @@ impl PlanArgs {
         if self.repeats == 0 {
             bail!("--repeats must be at least 1");
         }
+        let size = if self.together {
+            together(&mut arms, size, self.repeats, sweep.is_some())?
+        } else {
+            size
+        };
         Ok(Plan {
             study,
             size_name,
@@ -327,8 +358,46 @@ impl PlanArgs {
             repeats: self.repeats,
             sweep,
             scale,
+            together: self.together,
         })
     }
+}
+
+/// `--together`: the arms renamed `<arm>-together` and the size each of them runs, the clients
+/// and transactions split evenly (so the server carries the load an isolated arm gets).
+fn together(arms: &mut [Arm], size: Size, repeats: u32, sweep: bool) -> Result<Size> {
+    let Size::Pgbench(mut p) = size else {
+        bail!("--together is for pgbench-script studies (workload: pgbench)");
+    };
+    let n = arms.len() as u32;
+    if n < 2 || sweep || repeats != 1 {
+        bail!("--together runs two or more arms once, side by side; pass --arms a,b (no --sweep, no --repeats)");
+    }
+    if let Some(a) = arms
+        .iter()
+        .find(|a| a.build == super::BuildRoute::CreateWith)
+    {
+        bail!(
+            "arm {} is built create-with, whose cache the other arms' cold resets would clear; run it alone (`just compare`)",
+            a.name
+        );
+    }
+    if p.clients % n != 0 {
+        bail!(
+            "{} clients cannot be split evenly among {n} arms; pick {n} arms that divide {} (e.g. --arms ori,onlyff)",
+            p.clients,
+            p.clients
+        );
+    }
+    p.clients /= n;
+    p.jobs = p.jobs.map(|j| (j / n).max(1));
+    if let Some(t) = p.transactions {
+        p.transactions = Some((t / n as u64 / p.clients as u64).max(1) * p.clients as u64);
+    }
+    for a in arms.iter_mut() {
+        a.name = format!("{}-together", a.name);
+    }
+    Ok(Size::Pgbench(p))
 }
 
 /// `--study auto` (what `just sweep` passes when STUDY is not set): the one study whose workload
@@ -367,6 +436,29 @@ pub fn resolve_size(
     churn: Option<(f64, String)>,
     mem_kb: Option<f64>,
 ) -> Result<(Size, Option<scale::Derived>)> {
+    if let Size::Pgbench(own) = &size {
+        let Some(sc) = own.scale.clone() else {
+            return Ok((size, None));
+        };
+        let Some(Size::Pgbench(from)) = study.sizes.get(&sc.from) else {
+            bail!(
+                "size {size_name} scales from {:?}, which is not a size of study {}; fix the study file",
+                sc.from,
+                study.name
+            );
+        };
+        if from.scale.is_some() {
+            bail!(
+                "size {size_name} scales from {}, itself a scale model; scale from an article size",
+                sc.from
+            );
+        }
+        let (resolved, derived) = scale::derive_pgbench(&study.server, &from, own, &sc)
+            .with_context(|| format!("size {size_name}"))?;
+        let resolved = Size::Pgbench(resolved);
+        validate_size(&resolved).with_context(|| format!("size {size_name}"))?;
+        return Ok((resolved, Some(derived)));
+    }
     let Size::Tprocc(own) = &size else {
         return Ok((size, None));
     };
@@ -468,6 +560,7 @@ mod tests {
             repeats,
             sweep: None,
             scale: None,
+            together: false,
         }
     }
 

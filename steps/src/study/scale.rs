@@ -13,7 +13,7 @@ use anyhow::{bail, Context, Result};
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::size::{Scale, TproccSize as Size};
+use super::size::{PgbenchScale, PgbenchSize, Scale, TproccSize as Size};
 
 /// Settings that are bytes: they follow the data.
 pub const BYTE_SETTINGS: &[&str] = &[
@@ -35,8 +35,11 @@ pub const MIN_CHECKPOINT_TIMEOUT_S: f64 = 30.0;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Derived {
     pub from: String,
-    pub from_warehouses: i64,
-    pub warehouses: i64,
+    /// What the data is counted in (warehouses, users) and how many the article size and the
+    /// model have.
+    pub unit: String,
+    pub from_count: i64,
+    pub count: i64,
     pub bytes_factor: f64,
     pub time_factor: f64,
     /// Where the time factor came from: "time_factor", "nopm_per_warehouse N" or a flag.
@@ -53,10 +56,11 @@ impl Derived {
     /// One line per derived value, for stderr and the report.
     pub fn describe(&self) -> String {
         let mut s = format!(
-            "scale model of {} ({} → {} warehouses): bytes × {:.4}, time × {:.4} ({})\n",
+            "scale model of {} ({} → {} {}): bytes × {:.4}, time × {:.4} ({})\n",
             self.from,
-            self.from_warehouses,
-            self.warehouses,
+            self.from_count,
+            self.count,
+            self.unit,
             self.bytes_factor,
             self.time_factor,
             self.time_factor_source
@@ -248,8 +252,9 @@ pub fn derive(
         size,
         Derived {
             from: scale.from.clone(),
-            from_warehouses: from_wh,
-            warehouses: scale.warehouses,
+            unit: "warehouses".into(),
+            from_count: from_wh,
+            count: scale.warehouses,
             bytes_factor: b,
             time_factor: t,
             time_factor_source: source,
@@ -324,6 +329,143 @@ fn check(
     Ok(())
 }
 
+/// PostgreSQL's defaults of the time settings a pgbench-script model scales when the article
+/// left them alone, and the smallest value each accepts.
+const PGBENCH_TIME_DEFAULTS: &[(&str, f64, f64)] = &[
+    ("checkpoint_timeout", 300.0, MIN_CHECKPOINT_TIMEOUT_S),
+    ("autovacuum_naptime", 60.0, 1.0),
+];
+
+/// A pgbench-script model of the article size `from` (the study's settings merged in) by one
+/// factor: the data variables named in `scale.vars` and the byte settings × factor; the ramp-up,
+/// checkpoint_timeout and autovacuum_naptime (PostgreSQL's defaults where the article kept them)
+/// × factor, at PostgreSQL's floors; and the transactions: the article's throughput over its
+/// whole run × factor, so each row is updated as often as in the article whatever this machine's
+/// speed. The model's own clients, jobs, snapshot interval, seed and server settings win.
+pub fn derive_pgbench(
+    study_server: &BTreeMap<String, String>,
+    from: &PgbenchSize,
+    own: &PgbenchSize,
+    scale: &PgbenchScale,
+) -> Result<(PgbenchSize, Derived)> {
+    let f = scale.factor;
+    if !(f > 0.0 && f <= 1.0) {
+        bail!("scale.factor must be above 0 and at most 1 (got {f})");
+    }
+    if scale.article_tps <= 0.0 {
+        bail!(
+            "scale.article_tps must be positive (got {})",
+            scale.article_tps
+        );
+    }
+    let from_duration = from.duration_s.with_context(|| {
+        format!(
+            "size {} has no duration_s: the article's run time is what the transactions scale from",
+            scale.from
+        )
+    })?;
+    let mut values = BTreeMap::new();
+    let mut size = from.clone();
+    size.scale = None;
+    let mut unit = (String::new(), 0, 0);
+    for v in &scale.vars {
+        let n = from.vars.get(v).and_then(|x| x.as_f64()).with_context(|| {
+            format!(
+                "scale.vars: {v} is not a numeric variable of size {}",
+                scale.from
+            )
+        })?;
+        let m = (n * f).round().max(1.0);
+        values.insert(format!("vars.{v}"), (format!("{n}"), format!("{m}")));
+        size.vars.insert(v.clone(), serde_json::json!(m as i64));
+        if unit.0.is_empty() {
+            unit = (v.clone(), n as i64, m as i64);
+        }
+    }
+    for k in own.vars.keys() {
+        if scale.vars.contains(k) {
+            bail!("vars.{k} is derived by the scale rule (scale.vars); remove it from the scaled size");
+        }
+    }
+    size.vars.extend(own.vars.clone());
+    let server = super::merge_settings(study_server, &from.server);
+    let mut out = BTreeMap::new();
+    for (k, v) in &server {
+        if BYTE_SETTINGS.contains(&k.as_str()) {
+            let m = format_kb(parse_kb(v).with_context(|| format!("server setting {k}"))? * f);
+            values.insert(k.clone(), (v.clone(), m.clone()));
+            out.insert(k.clone(), m);
+        }
+    }
+    for (k, default, floor) in PGBENCH_TIME_DEFAULTS {
+        let a = match server.get(*k) {
+            Some(v) => parse_s(v).with_context(|| format!("server setting {k}"))?,
+            None => *default,
+        };
+        let m = format_s((a * f).round().max(*floor));
+        values.insert(k.to_string(), (format_s(a), m.clone()));
+        out.insert(k.to_string(), m);
+    }
+    let rampup = from.rampup_s.unwrap_or(0.0);
+    size.rampup_s = Some((rampup * f * 1000.0).round() / 1000.0);
+    values.insert(
+        "rampup_s".into(),
+        (
+            format!("{rampup}"),
+            format!("{}", size.rampup_s.unwrap_or(0.0)),
+        ),
+    );
+    let clients = own.clients;
+    let whole = scale.article_tps * (rampup + from_duration) * f;
+    let txns = ((whole / clients as f64).round() as u64).max(1) * clients as u64;
+    values.insert(
+        "transactions".into(),
+        (
+            format!("{} TPS × {} s", scale.article_tps, rampup + from_duration),
+            txns.to_string(),
+        ),
+    );
+    size.duration_s = None;
+    size.transactions = Some(txns);
+    size.clients = clients;
+    size.jobs = own.jobs.or(from.jobs);
+    size.snapshot_every_s = own.snapshot_every_s.or(from.snapshot_every_s);
+    size.random_seed = own.random_seed.or(from.random_seed);
+    size.server = out;
+    size.server.extend(own.server.clone());
+    if let Some(ram) = &from.ram {
+        let m = format_kb(parse_kb(ram).context("ram")? * f);
+        values.insert("ram".into(), (ram.clone(), m.clone()));
+        size.ram = Some(m);
+    }
+    if own.ram.is_some() {
+        size.ram = own.ram.clone();
+    }
+    if own.duration_s.is_some() || own.transactions.is_some() || own.rampup_s.is_some() {
+        bail!("a scaled size derives rampup_s and transactions; remove them (or drop scale:)");
+    }
+    if let Some(sb) = size.server.get("shared_buffers") {
+        if parse_kb(sb)? < MIN_SHARED_BUFFERS_KB {
+            bail!(
+                "scale factor {f} leaves {sb} of shared buffers, below 128MB; raise scale.factor"
+            );
+        }
+    }
+    Ok((
+        size,
+        Derived {
+            from: scale.from.clone(),
+            unit: unit.0,
+            from_count: unit.1,
+            count: unit.2,
+            bytes_factor: f,
+            time_factor: f,
+            time_factor_source: "the bytes factor: transactions scale with the rows, so each row churns as in the article".into(),
+            values,
+        },
+    ))
+}
+
 /// This machine's memory in kB (MemTotal), if /proc says.
 pub fn machine_mem_kb() -> Option<f64> {
     std::fs::read_to_string("/proc/meminfo")
@@ -362,6 +504,56 @@ mod tests {
             nopm_per_warehouse: None,
             time_factor: Some(t),
         }
+    }
+
+    /// Study 001's quick size is derived from its article size by the rule, and the values are
+    /// those README ("Study 001: sizes and the scale rule") states.
+    #[test]
+    fn small_table_quick_is_the_article_at_one_twentieth() {
+        let path = crate::ctx::project_root().join("data/studies/small-table.yaml");
+        let study = crate::study::parse_study(&path).unwrap();
+        let size = study.sizes.get("quick").unwrap();
+        let (size, d) = crate::study::resolve_size(&study, "quick", size, None, None).unwrap();
+        let crate::study::Size::Pgbench(q) = size else {
+            panic!("a pgbench size")
+        };
+        let s = |k: &str| q.server.get(k).cloned().unwrap_or_default();
+        assert_eq!(s("shared_buffers"), "205MB");
+        assert_eq!(s("max_wal_size"), "205MB");
+        assert_eq!(s("checkpoint_timeout"), "30s");
+        assert_eq!(s("autovacuum_naptime"), "3s");
+        assert_eq!(q.rampup_s, Some(3.0));
+        assert_eq!(q.transactions, Some(165_480));
+        assert_eq!(q.duration_s, None);
+        assert_eq!(q.var("users").as_deref(), Some("5000"));
+        assert_eq!(q.var("groups").as_deref(), Some("100"));
+        assert_eq!(
+            (q.clients, q.jobs, q.snapshot_every_s),
+            (4, Some(2), Some(1.0))
+        );
+        let d = d.unwrap();
+        assert_eq!(
+            (d.unit.as_str(), d.from_count, d.count),
+            ("users", 100_000, 5_000)
+        );
+        // The fillfactor-50 heap (2 x ~25 MiB) stays below a quarter of shared_buffers, where
+        // PostgreSQL would switch sequential scans to a small ring: 205MB / 4 = 6,560 pages.
+        assert!(parse_kb("205MB").unwrap() / 8.0 / 4.0 > 6_413.0);
+        // A model cannot also set what the rule derives.
+        let mut own = match study.sizes.get("quick").unwrap() {
+            crate::study::Size::Pgbench(p) => p,
+            _ => unreachable!(),
+        };
+        own.transactions = Some(1000);
+        let crate::study::Size::Pgbench(from) = study.sizes.get("article").unwrap() else {
+            unreachable!()
+        };
+        let e =
+            derive_pgbench(&study.server, &from, &own, own.scale.as_ref().unwrap()).unwrap_err();
+        assert!(
+            e.to_string().contains("derives rampup_s and transactions"),
+            "{e}"
+        );
     }
 
     #[test]

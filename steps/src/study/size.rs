@@ -157,6 +157,39 @@ pub struct PgbenchSize {
     /// The RAM of the machine this size stands for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ram: Option<String>,
+    /// This size is a scale model of another (README, "Study 001": the scale rule).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<PgbenchScale>,
+}
+
+/// `scale:` of a pgbench-script size: a model of the article size `from` at `factor` of its data.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PgbenchScale {
+    pub from: String,
+    /// Bytes × this (the data variables, shared_buffers, max_wal_size), and time × this.
+    pub factor: f64,
+    /// The variables that count data (rows, users): scaled by `factor`.
+    pub vars: Vec<String>,
+    /// The article's throughput at its size: the model runs `article_tps` × the article's
+    /// ramp-up and duration × `factor` transactions.
+    pub article_tps: f64,
+}
+
+/// Variable names pgbench and the load accept, and values that are a number or a string.
+pub fn check_vars(vars: &BTreeMap<String, serde_json::Value>) -> anyhow::Result<()> {
+    for (k, v) in vars {
+        if k.is_empty()
+            || !k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            || k.starts_with(|c: char| c.is_ascii_digit())
+        {
+            anyhow::bail!("variable name {k:?}: use letters, digits and _");
+        }
+        if !(v.is_number() || v.is_string()) {
+            anyhow::bail!("variable {k} must be a number or a string (got {v})");
+        }
+    }
+    Ok(())
 }
 
 impl PgbenchSize {
@@ -193,16 +226,7 @@ impl PgbenchSize {
                 self.rampup_s.unwrap_or_default()
             );
         }
-        for (k, v) in &self.vars {
-            if !k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-                || k.starts_with(|c: char| c.is_ascii_digit())
-            {
-                anyhow::bail!("variable name {k:?}: use letters, digits and _");
-            }
-            if !(v.is_number() || v.is_string()) {
-                anyhow::bail!("variable {k} must be a number or a string (got {v})");
-            }
-        }
+        check_vars(&self.vars)?;
         check_snapshot_every(self.snapshot_every_s)
     }
 

@@ -6,8 +6,9 @@
 
 use anyhow::{Context, Result};
 
+use crate::server::ident;
 use crate::study::pgbench::{substitute, PgbenchFiles};
-use crate::study::{Arm, PgbenchSize};
+use crate::study::{Arm, BuildRoute, PgbenchSize};
 
 pub struct Shape {
     pub clients: u32,
@@ -50,6 +51,12 @@ impl Shape {
             v.push((
                 format!("the partitioning of arm {} ({})", arm.name, p.table),
                 p.sql(),
+            ));
+        }
+        if arm.build == BuildRoute::CreateWith {
+            v.push((
+                format!("the fillfactor of arm {} (build create-with)", arm.name),
+                create_with_sql(arm),
             ));
         }
         v.push((files.load_file.clone(), substitute(&files.load, &self.vars)));
@@ -102,6 +109,28 @@ impl Shape {
         a.push(db.into());
         a
     }
+}
+
+/// The arm's fillfactor set on its tables and indexes while they are still empty, before the
+/// load: the pages the load writes are the same as under `CREATE TABLE … WITH (fillfactor = N)`
+/// (and for a B-tree filled in key order, as the load does, the same as an index built `WITH`).
+fn create_with_sql(arm: &Arm) -> String {
+    let mut sql = String::from(
+        "-- hotlab: build create-with: the arm's fillfactor on the empty relations, before the load\n",
+    );
+    for (t, ff) in &arm.fillfactor {
+        sql.push_str(&format!(
+            "ALTER TABLE {} SET (fillfactor = {ff});\n",
+            ident(t)
+        ));
+    }
+    for (i, ff) in &arm.index_fillfactor {
+        sql.push_str(&format!(
+            "ALTER INDEX {} SET (fillfactor = {ff});\n",
+            ident(i)
+        ));
+    }
+    sql
 }
 
 /// The tables of the plan the build must have filled (each non-empty).
