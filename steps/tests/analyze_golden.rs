@@ -448,3 +448,49 @@ fn small_table_summary_matches_golden() {
         .as_f64()
         .is_some());
 }
+
+/// Study 001's hypothesis arms at `ci`, captured from a real run (ori and onlyff twice, the
+/// spread pair, the create-with arm): the hypothesis table, every figure and the pooled latency
+/// must be exactly the checked-in summary.md, and summary.json must carry each row's figures.
+#[test]
+fn small_table_hypotheses_match_golden() {
+    let dirs = find_arm_dirs(&data().join("small-table-hyp-ci")).unwrap();
+    let a = analyze::analyze_dirs(&dirs, false).unwrap();
+    let want = std::fs::read_to_string(data().join("small-table-hyp-ci.summary.md")).unwrap();
+    assert_eq!(a.markdown, want);
+    let h = a.json["study_001"]["hypotheses"].as_array().unwrap();
+    let ids: Vec<&str> = h
+        .iter()
+        .map(|x| x["hypothesis"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["–", "H1", "H2", "H4"], "{h:?}");
+    for x in &h[..3] {
+        for k in [
+            "buffers_ratio_end",
+            "buffers_ratio_mid",
+            "dirty_ratio_end",
+            "final_tps_change_pct",
+            "mean_tps_change_pct",
+        ] {
+            assert!(x[k].as_f64().is_some(), "{k} missing in {x}");
+        }
+        assert!(x["footprint_reproduced"].is_boolean());
+    }
+    // H1's arms: the spread layout puts a hit row on every page of the default at the start.
+    let spread = &h[1]["hot_pages_pct"]["ori-spread"];
+    assert!(spread[0].as_f64().unwrap() > 80.0, "{spread}");
+    // H4 pairs every onlyff repeat with every ori repeat: 2 x 2.
+    assert_eq!(h[3]["pairs"], 4);
+    let lo = h[3]["final_tps_change_pct_min"].as_f64().unwrap();
+    let hi = h[3]["final_tps_change_pct_max"].as_f64().unwrap();
+    assert!(lo <= hi);
+    let figures = a.json["study_001"]["every_figure"].as_array().unwrap();
+    assert!(figures.len() >= 12, "{figures:?}");
+    assert!(a
+        .markdown
+        .contains("PostgreSQL 13 is not available on this machine"));
+    // Latency is pooled per arm: the two repeats' histograms, never a mean of percentiles.
+    assert!(a.json["arms"]["ori"]["latency p95 ms (pooled)"]
+        .as_f64()
+        .is_some());
+}

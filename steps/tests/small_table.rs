@@ -236,9 +236,24 @@ fn build_routes_and_arm_vars_at_ci() {
     .plan(&ctx)
     .unwrap();
     let (sweep, arms) = create_sweep(&ctx, &plan, "routes", None, false, "test").unwrap();
+    // A setting an earlier study left in hotlab's own server, which this one does not set, is
+    // reset to PostgreSQL's default by the build (it leaked into the next run before).
+    let server = steps::server::Server::ensure(&ctx).unwrap();
+    let mut admin = server.connect(&server.conn.admin_db).unwrap();
+    admin
+        .batch_execute("ALTER SYSTEM SET checkpoint_timeout = '45s'")
+        .unwrap();
+    admin.batch_execute("SELECT pg_reload_conf()").unwrap();
+    drop(admin);
     for a in &arms {
         testing::arm_cycle(&ctx, &a.path, false).unwrap();
     }
+    let mut admin = server.connect(&server.conn.admin_db).unwrap();
+    let ct: String = admin
+        .query_one("SHOW checkpoint_timeout", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(ct, "5min");
     let dirs = find_arm_dirs(&sweep).unwrap();
     let runs: Vec<ArmRun> = dirs.iter().map(|d| ArmRun::load(d).unwrap()).collect();
     let by = |arm: &str| runs.iter().find(|r| r.arm() == arm).unwrap();
@@ -265,6 +280,11 @@ fn build_routes_and_arm_vars_at_ci() {
     assert_eq!(cw.meta["build"]["route"], "create-with");
     assert!(cw.meta["build"]["template"].is_null());
     assert_eq!(rw.meta["build"]["route"], "rewrite");
+    let changed = rw.meta["build"]["settings_changed"].to_string();
+    assert!(
+        changed.contains("checkpoint_timeout (reset to its default)"),
+        "{changed}"
+    );
     let ff = &cw.fillfactor["relations"];
     assert_eq!(ff["small_table"]["read_back"], 50, "{ff}");
     assert!(ff["small_table"]["rewrite"]
@@ -447,6 +467,16 @@ fn bad_pgbench_study_input_is_refused_in_one_line() {
         }
         .plan(&ctx)
     };
+    let plan_arms = |study: &str, arms: &[&str]| {
+        PlanArgs {
+            study: Some(study.into()),
+            size: Some("ci".into()),
+            arms: arms.iter().map(|a| a.to_string()).collect(),
+            repeats: 1,
+            ..Default::default()
+        }
+        .plan(&ctx)
+    };
     let one_line = |e: anyhow::Error, want: &str| {
         let m = format!("{e:#}");
         assert!(m.contains(want), "{m:?} lacks {want:?}");
@@ -487,15 +517,7 @@ fn bad_pgbench_study_input_is_refused_in_one_line() {
         .replace("key: user_id", "key: team_id");
     std::fs::write(studies.join("badkey.yaml"), y).unwrap();
     copy_files(&studies, "badkey");
-    let p = PlanArgs {
-        study: Some("badkey".into()),
-        size: Some("ci".into()),
-        arms: vec!["by_hash".into()],
-        repeats: 1,
-        ..Default::default()
-    }
-    .plan(&ctx)
-    .unwrap();
+    let p = plan_arms("badkey", &["by_hash"]).unwrap();
     let (_, arms) = create_sweep(&ctx, &p, "bad-key", None, false, "test").unwrap();
     one_line(
         build(&ctx, &arms[0]).unwrap_err(),
@@ -504,30 +526,23 @@ fn bad_pgbench_study_input_is_refused_in_one_line() {
     // An arm variable neither the load nor a script uses; an unknown build route; create-with
     // on a partitioned arm.
     let base = std::fs::read_to_string(studies.join("small-table.yaml")).unwrap();
+    // A copy of small-table named `name` with one more arm `x`.
+    let variant = |name: &str, arm: &str| {
+        let y = base.replace("name: small-table", &format!("name: {name}")) + arm;
+        std::fs::write(studies.join(format!("{name}.yaml")), y).unwrap();
+        copy_files(&studies, name);
+    };
     for (name, arm, want) in [
         ("badvar", "  - name: x\n    vars: {layuot: spread}\n", "variable layuot is used neither by load.sql nor by a script"),
         ("badroute", "  - name: x\n    build: copy\n", "unknown variant `copy`, expected `rewrite` or `create-with`"),
         ("badcw", "  - name: x\n    build: create-with\n    partition: {table: small_table, key: user_id, count: 4}\n", "build create-with cannot create a partitioned table"),
     ] {
-        let y = base.replace("name: small-table", &format!("name: {name}")) + arm;
-        std::fs::write(studies.join(format!("{name}.yaml")), y).unwrap();
-        copy_files(&studies, name);
+        variant(name, arm);
         one_line(plan(name).unwrap_err(), want);
     }
     // A layout the load does not know: the load says so, and nothing is left half-built.
-    let y = base.replace("name: small-table", "name: badlayout")
-        + "  - name: x\n    vars: {layout: diagonal}\n";
-    std::fs::write(studies.join("badlayout.yaml"), y).unwrap();
-    copy_files(&studies, "badlayout");
-    let p = PlanArgs {
-        study: Some("badlayout".into()),
-        size: Some("ci".into()),
-        arms: vec!["x".into()],
-        repeats: 1,
-        ..Default::default()
-    }
-    .plan(&ctx)
-    .unwrap();
+    variant("badlayout", "  - name: x\n    vars: {layout: diagonal}\n");
+    let p = plan_arms("badlayout", &["x"]).unwrap();
     let (_, arms) = create_sweep(&ctx, &p, "bad-layout", None, false, "test").unwrap();
     one_line(
         build(&ctx, &arms[0]).unwrap_err(),

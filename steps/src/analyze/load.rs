@@ -144,7 +144,7 @@ impl ArmRun {
         let m = if phase == "start" {
             rows.next()
         } else {
-            rows.last()
+            rows.next_back()
         }?;
         let n = |k: &str| m.get(k).and_then(|v| v.parse::<f64>().ok());
         super::pct(n("pages_with_hot_row"), n("table_pages"))

@@ -122,7 +122,15 @@ pub fn analyze_with(arm_dirs: &[PathBuf], allow_mixed: bool, threshold: f64) -> 
     let (mut markdown, mut json, charts) = match runs[0].plan.workload {
         Workload::Spv => spv::tables(&runs)?,
         Workload::Tprocc => tprocc::tables(&runs)?,
-        Workload::Pgbench => script::tables(&runs)?,
+        Workload::Pgbench => {
+            // Study 001 adds its comparison with the article (analyze/small_table.rs).
+            let plan = &runs[0].plan;
+            let article = plan.study == "small-table" || plan.title.contains("001");
+            script::tables(
+                &runs,
+                article.then_some(small_table::sections as script::Section),
+            )?
+        }
     };
     if let Some(table) = ladder::swept_table(&runs) {
         let (md, lj) = ladder::ladder(&runs, &table, threshold);

@@ -60,6 +60,8 @@ pub struct Row {
     pub tps_rise_pct: Option<f64>,
     /// HOT % per interval between samples (seconds into the window, %).
     pub hot_series: Vec<(f64, f64)>,
+    /// HOT updates per second per interval (the article's "HOT activity": a rate, not a share).
+    pub hot_rate_series: Vec<(f64, f64)>,
     /// What the arm varied besides fillfactor: its data layout variable and build route.
     pub layout: String,
     pub build: String,
@@ -144,6 +146,7 @@ pub fn row(r: &ArmRun, t: &str) -> Row {
         hot_pages_end: r.hot_pages_pct("end"),
         tps_rise_pct: tps_rise(r),
         hot_series,
+        hot_rate_series: charts::per_interval(r.table_series(t, "n_tup_hot_upd"), 1.0),
         layout: match r.plan.size_spec.as_ref() {
             Some(crate::study::Size::Pgbench(p)) => p.var("layout").unwrap_or_default(),
             _ => String::new(),
@@ -282,7 +285,11 @@ fn stats(rows: &[&Row], g: Getter) -> Option<Stats> {
     Stats::of(&v)
 }
 
-pub fn tables(runs: &[ArmRun]) -> anyhow::Result<super::Tables> {
+/// A study's own sections after the per-arm table (study 001's comparison with its article):
+/// given the rows per arm and the runs, its Markdown, claims and the rest of its JSON.
+pub type Section = fn(&[(String, Vec<&Row>)], &[&ArmRun]) -> (String, Vec<Value>, Value);
+
+pub fn tables(runs: &[ArmRun], section: Option<Section>) -> anyhow::Result<super::Tables> {
     let plan = &runs[0].plan;
     let t = plan
         .sweep_table
@@ -357,13 +364,20 @@ pub fn tables(runs: &[ArmRun]) -> anyhow::Result<super::Tables> {
     md.push_str(&regime(&rows));
     let mut claims = vec![];
     let mut study_json = Value::Null;
-    if plan.study == "small-table" || plan.title.contains("001") {
-        let (cmd, cl, sj) = super::small_table::sections(&arms, &runs);
+    if let Some(section) = section {
+        let (cmd, cl, sj) = section(&arms, &runs);
         md.push_str(&cmd);
         claims = cl;
         study_json = sj;
     }
-    let ratio = super::small_table::ratio(&arms, "onlyff", "ori", |r| r.buffers_end);
+    let mean_buffers = |arm: &str| {
+        let (_, v) = arms.iter().find(|(a, _)| a == arm)?;
+        stats(v, |r| r.buffers_end).map(|s| s.mean)
+    };
+    let ratio = match (mean_buffers("onlyff"), mean_buffers("ori")) {
+        (Some(a), Some(b)) if b > 0.0 => Some(a / b),
+        _ => None,
+    };
     let runs_json: Vec<Value> = rows
         .iter()
         .zip(&runs)

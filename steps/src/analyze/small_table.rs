@@ -67,7 +67,7 @@ fn mean(arms: &Arms, arm: &str, g: Getter) -> Option<f64> {
 }
 
 /// The mean of `a` over the mean of `b`.
-pub fn ratio(arms: &Arms, a: &str, b: &str, g: Getter) -> Option<f64> {
+fn ratio(arms: &Arms, a: &str, b: &str, g: Getter) -> Option<f64> {
     match (mean(arms, a, g), mean(arms, b, g)) {
         (Some(x), Some(y)) if y > 0.0 => Some(x / y),
         _ => None,
@@ -146,6 +146,13 @@ const HYPOTHESES: &[Hypothesis] = &[
         what: "both created and loaded on the running server",
         x: "onlyff-createwith",
         base: "ori-createwith",
+    },
+    Hypothesis {
+        id: "H1+H2",
+        what:
+            "hit rows spread, fillfactor 50 created and loaded on the running server, default cold",
+        x: "onlyff-spread-createwith",
+        base: "ori-spread",
     },
     Hypothesis {
         id: "H3",
@@ -340,23 +347,40 @@ fn hypotheses(arms: &Arms, p: &Published) -> (String, Vec<Value>) {
     (md, js)
 }
 
-/// A HOT crossover read per interval: in how many intervals onlyff's HOT % is above ori's, and
-/// the first interval (seconds into the window) from which ori is at or above it for good.
-fn hot_crossover(arms: &Arms) -> Option<(usize, usize, Option<f64>)> {
+/// The article's HOT crossover, read per interval on its measure, HOT updates per second (its
+/// chart is "HOT updates per table", a rate): in how many intervals onlyff's rate is above
+/// ori's, whether it is above in the first, and the first interval (seconds into the window)
+/// from which ori is at or above it for good. Each arm's first complete run, intervals by index.
+fn hot_crossover(arms: &Arms) -> Option<(usize, usize, bool, Option<f64>)> {
     let first = |a: &str| arms.iter().find(|(x, _)| x == a)?.1.first().copied();
     let (ff, ori) = (first("onlyff")?, first("ori")?);
-    let n = ff.hot_series.len().min(ori.hot_series.len());
+    let (f, o) = (&ff.hot_rate_series, &ori.hot_rate_series);
+    let n = f.len().min(o.len());
     if n == 0 {
         return None;
     }
-    let above: Vec<bool> = (0..n)
-        .map(|i| ff.hot_series[i].1 > ori.hot_series[i].1)
-        .collect();
+    let above: Vec<bool> = (0..n).map(|i| f[i].1 > o[i].1).collect();
     let ahead = above.iter().filter(|a| **a).count();
-    let from = (0..n)
+    let from = (1..n)
         .find(|i| above[*i..].iter().all(|a| !a) && above[..*i].iter().any(|a| *a))
-        .map(|i| ori.hot_series[i].0);
-    Some((ahead, n, from))
+        .map(|i| o[i].0);
+    Some((ahead, n, above[0], from))
+}
+
+/// A ratio beside the article's: "agrees" within the tolerance, "direction only" when on the
+/// same side of 1 but outside it, else "disagrees".
+fn ratio_verdict(ours: Option<f64>, article: Option<f64>) -> String {
+    match (ours, article) {
+        (Some(o), Some(a)) if (o - a).abs() <= RATIO_TOLERANCE * a => "agrees".into(),
+        (Some(o), Some(a)) if (o > 1.0) == (a > 1.0) => format!(
+            "direction only ({} against {}, outside ±{:.0} %)",
+            times(Some(o)),
+            times(Some(a)),
+            RATIO_TOLERANCE * 100.0
+        ),
+        (Some(_), Some(_)) => "**disagrees**".into(),
+        _ => "–".into(),
+    }
 }
 
 /// Every figure the article printed, ours beside it with a direction.
@@ -409,14 +433,14 @@ fn every_figure(arms: &Arms, p: &Published, bytes_factor: Option<f64>) -> (Strin
         "buffers at the end, onlyff / ori".into(),
         times(target_ratio),
         times(buf),
-        direction(buf.map(|r| r - 1.0), target_ratio.map(|r| r - 1.0)),
+        ratio_verdict(buf, target_ratio),
     ]);
     let dirty = ratio(arms, "onlyff", "ori", |r| r.dirty_end);
     rows.push([
         "dirty buffers at the end, onlyff / ori (\"a similar endpoint ratio\")".into(),
         format!("similar to {}", times(target_ratio)),
         times(dirty),
-        direction(dirty.map(|r| r - 1.0), target_ratio.map(|r| r - 1.0)),
+        ratio_verdict(dirty, target_ratio),
     ]);
     let mid = ratio(arms, "onlyff", "ori", |r| r.buffers_mid);
     let near_end = match (mid, buf) {
@@ -446,7 +470,7 @@ fn every_figure(arms: &Arms, p: &Published, bytes_factor: Option<f64>) -> (Strin
         "size at the end, onlyff / ori (004: 1.40 GB / 938 MB, PostgreSQL 13.23)".into(),
         times(art_size),
         format!("{} (table + indexes, PostgreSQL 18)", times(ours_size)),
-        direction(ours_size.map(|r| r - 1.0), art_size.map(|r| r - 1.0)),
+        ratio_verdict(ours_size, art_size),
     ]);
     let heap = mean(arms, "ori", |r| r.heap_start);
     let at_article = heap.map(|h| h / bytes_factor.unwrap_or(1.0));
@@ -493,17 +517,18 @@ fn every_figure(arms: &Arms, p: &Published, bytes_factor: Option<f64>) -> (Strin
     ]);
     let cross = hot_crossover(arms);
     rows.push([
-        "HOT: \"fillfactor starts higher, the default overtakes it later\" (per interval)".into(),
+        "HOT activity: \"fillfactor starts higher, the default overtakes it later\" (HOT updates/s per interval)".into(),
         "onlyff above early, ori above later".into(),
         match cross {
-            Some((ahead, n, from)) => format!(
-                "onlyff above ori in {ahead} of {n} intervals; ori at or above for good from {}",
+            Some((ahead, n, first, from)) => format!(
+                "onlyff above ori in {ahead} of {n} intervals ({} in the first); ori at or above for good from {}",
+                if first { "above" } else { "not above" },
                 from.map(|t| format!("{t:.0} s")).unwrap_or("never".into())
             ),
             None => "–".into(),
         },
         match cross {
-            Some((a, _, Some(_))) if a > 0 => "agrees".into(),
+            Some((_, _, true, Some(_))) => "agrees".into(),
             Some(_) => "**disagrees**".into(),
             None => "–".into(),
         },
@@ -589,7 +614,7 @@ fn claims(arms: &Arms, p: &Published) -> (String, Vec<Value>) {
             "fillfactor 50's buffer footprint is far larger (onlyff / ori buffers − 1)",
             pct_text(pub_ratio.map(|r| 100.0 * (r - 1.0))),
             ratio_ours.map(|r| 100.0 * (r - 1.0)),
-            direction(ratio_ours.map(|r| r - 1.0), pub_ratio.map(|r| r - 1.0)),
+            ratio_verdict(ratio_ours, pub_ratio),
         ),
         (
             "fillfactor 50 starts with more HOT (first interval's HOT %), yet lower throughput",

@@ -281,11 +281,29 @@ impl Server {
         &self,
         settings: &std::collections::BTreeMap<String, String>,
     ) -> Result<Vec<String>> {
-        if settings.is_empty() {
+        if settings.is_empty() && !self.owned() {
             return Ok(vec![]);
         }
         let mut c = self.connect(&self.conn.admin_db)?;
         let mut changed = vec![];
+        if self.owned() {
+            // hotlab's own server: its postgresql.auto.conf holds only what studies set (the
+            // server's own configuration is in postgresql.conf), so a setting an earlier study or
+            // size set and this one does not goes back to its default instead of leaking into
+            // this run (a quick size's checkpoint_timeout = 30s into an article-size run).
+            let stale = c.query(
+                "SELECT DISTINCT name FROM pg_file_settings WHERE sourcefile LIKE '%postgresql.auto.conf'",
+                &[],
+            )?;
+            for r in stale {
+                let k: String = r.get(0);
+                if !settings.contains_key(&k) {
+                    settings::alter_system_set(&mut c, &k, None)
+                        .with_context(|| format!("resetting {k}"))?;
+                    changed.push(format!("{k} (reset to its default)"));
+                }
+            }
+        }
         for (k, v) in settings {
             let cur: Option<String> = c
                 .query_opt(

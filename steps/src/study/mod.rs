@@ -51,6 +51,8 @@ pub struct Study {
     /// Tables whose post-run VACUUM is timed.
     pub vacuum_timing: Vec<String>,
     pub arms: Vec<Arm>,
+    /// The arms `init` runs when none are named (default: every arm).
+    pub default_arms: Vec<String>,
     /// `workload: pgbench`: the files (`pgbench:`), and their texts once `parse_study` read them.
     pub pgbench: Option<PgbenchSpec>,
     pub pgbench_files: Option<PgbenchFiles>,
@@ -101,6 +103,8 @@ struct RawStudy {
     vacuum_timing: Vec<String>,
     arms: Vec<Arm>,
     #[serde(default)]
+    default_arms: Vec<String>,
+    #[serde(default)]
     pgbench: Option<PgbenchSpec>,
 }
 
@@ -144,6 +148,7 @@ impl TryFrom<RawStudy> for Study {
             rewrite: r.rewrite,
             vacuum_timing: r.vacuum_timing,
             arms: r.arms,
+            default_arms: r.default_arms,
             pgbench: r.pgbench,
             pgbench_files: None,
         })
@@ -289,6 +294,11 @@ fn validate_study(s: &Study) -> Result<()> {
             bail!("arm {} appears twice", a.name);
         }
         validate_arm(s, a)?;
+    }
+    for a in &s.default_arms {
+        if !s.arms.iter().any(|x| &x.name == a) {
+            bail!("default_arms names {a}, which is not an arm of the study; fix the study file");
+        }
     }
     for t in s.rewrite.iter().chain(&s.vacuum_timing) {
         if !s.tables.contains(t) {

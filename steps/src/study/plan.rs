@@ -333,7 +333,16 @@ impl PlanArgs {
             }
         };
         if arms.is_empty() {
-            arms = study.arms.clone();
+            arms = if study.default_arms.is_empty() {
+                study.arms.clone()
+            } else {
+                study
+                    .arms
+                    .iter()
+                    .filter(|a| study.default_arms.contains(&a.name))
+                    .cloned()
+                    .collect()
+            };
         }
         let mut names = std::collections::BTreeSet::new();
         if let Some(a) = arms.iter().find(|a| !names.insert(a.name.clone())) {
@@ -440,19 +449,9 @@ pub fn resolve_size(
         let Some(sc) = own.scale.clone() else {
             return Ok((size, None));
         };
-        let Some(Size::Pgbench(from)) = study.sizes.get(&sc.from) else {
-            bail!(
-                "size {size_name} scales from {:?}, which is not a size of study {}; fix the study file",
-                sc.from,
-                study.name
-            );
+        let Size::Pgbench(from) = scale_source(study, size_name, &sc.from)? else {
+            unreachable!("a study's sizes share its workload")
         };
-        if from.scale.is_some() {
-            bail!(
-                "size {size_name} scales from {}, itself a scale model; scale from an article size",
-                sc.from
-            );
-        }
         let (resolved, derived) = scale::derive_pgbench(&study.server, &from, own, &sc)
             .with_context(|| format!("size {size_name}"))?;
         let resolved = Size::Pgbench(resolved);
@@ -465,24 +464,35 @@ pub fn resolve_size(
     let Some(sc) = own.scale.clone() else {
         return Ok((size, None));
     };
-    let Some(Size::Tprocc(from)) = study.sizes.get(&sc.from) else {
-        bail!(
-            "size {size_name} scales from {:?}, which is not a size of study {}; fix the study file",
-            sc.from,
-            study.name
-        );
+    let Size::Tprocc(from) = scale_source(study, size_name, &sc.from)? else {
+        unreachable!("a study's sizes share its workload")
     };
-    if from.scale.is_some() {
-        bail!(
-            "size {size_name} scales from {}, itself a scale model; scale from an article size",
-            sc.from
-        );
-    }
     let (resolved, derived) = scale::derive(&study.server, &from, own, &sc, churn, mem_kb)
         .with_context(|| format!("size {size_name}"))?;
     let resolved = Size::Tprocc(resolved);
     validate_size(&resolved).with_context(|| format!("size {size_name}"))?;
     Ok((resolved, Some(derived)))
+}
+
+/// The article size a scale model names: a size of the study that is not itself a model.
+fn scale_source(study: &Study, size_name: &str, from: &str) -> Result<Size> {
+    let Some(s) = study.sizes.get(from) else {
+        bail!(
+            "size {size_name} scales from {from:?}, which is not a size of study {}; fix the study file",
+            study.name
+        );
+    };
+    let scaled = match &s {
+        Size::Tprocc(t) => t.scale.is_some(),
+        Size::Pgbench(p) => p.scale.is_some(),
+        Size::Spv(_) => false,
+    };
+    if scaled {
+        bail!(
+            "size {size_name} scales from {from}, itself a scale model; scale from an article size"
+        );
+    }
+    Ok(s)
 }
 
 /// The values of a sweep of `table`: at least two, none repeated, each in range, and the table
