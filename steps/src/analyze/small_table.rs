@@ -347,11 +347,15 @@ fn hypotheses(arms: &Arms, p: &Published) -> (String, Vec<Value>) {
     (md, js)
 }
 
+/// (intervals onlyff is ahead, intervals, ahead in the first, where ori leads for good).
+type Crossover = (usize, usize, bool, Option<(usize, f64)>);
+
 /// The article's HOT crossover, read per interval on its measure, HOT updates per second (its
 /// chart is "HOT updates per table", a rate): in how many intervals onlyff's rate is above
-/// ori's, whether it is above in the first, and the first interval (seconds into the window)
-/// from which ori is at or above it for good. Each arm's first complete run, intervals by index.
-fn hot_crossover(arms: &Arms) -> Option<(usize, usize, bool, Option<f64>)> {
+/// ori's, whether it is above in the first, and the first interval (its index, and seconds into
+/// the window) from which ori is at or above it for good. Each arm's first complete run,
+/// intervals by index.
+fn hot_crossover(arms: &Arms) -> Option<Crossover> {
     let first = |a: &str| arms.iter().find(|(x, _)| x == a)?.1.first().copied();
     let (ff, ori) = (first("onlyff")?, first("ori")?);
     let (f, o) = (&ff.hot_rate_series, &ori.hot_rate_series);
@@ -363,7 +367,7 @@ fn hot_crossover(arms: &Arms) -> Option<(usize, usize, bool, Option<f64>)> {
     let ahead = above.iter().filter(|a| **a).count();
     let from = (1..n)
         .find(|i| above[*i..].iter().all(|a| !a) && above[..*i].iter().any(|a| *a))
-        .map(|i| o[i].0);
+        .map(|i| (i, o[i].0));
     Some((ahead, n, above[0], from))
 }
 
@@ -523,12 +527,14 @@ fn every_figure(arms: &Arms, p: &Published, bytes_factor: Option<f64>) -> (Strin
             Some((ahead, n, first, from)) => format!(
                 "onlyff above ori in {ahead} of {n} intervals ({} in the first); ori at or above for good from {}",
                 if first { "above" } else { "not above" },
-                from.map(|t| format!("{t:.0} s")).unwrap_or("never".into())
+                from.map(|(_, t)| format!("{t:.0} s")).unwrap_or("never".into())
             ),
             None => "–".into(),
         },
+        // "Overtakes later" holds when ori stays at or above onlyff for the last quarter of the
+        // window at least, not merely in its last interval.
         match cross {
-            Some((_, _, true, Some(_))) => "agrees".into(),
+            Some((_, n, true, Some((i, _)))) if 4 * i <= 3 * n => "agrees".into(),
             Some(_) => "**disagrees**".into(),
             None => "–".into(),
         },
