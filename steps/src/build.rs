@@ -2,7 +2,7 @@
 //! template (same workload, size and schema hash: `CREATE DATABASE … TEMPLATE … STRATEGY
 //! FILE_COPY`), or loads the template first. A template is built under a `_partial` name and
 //! renamed only after its row counts check out, so an interrupted build is never reused. An arm
-//! built `create-with` (README, "Build routes") is loaded in its own database instead, with its
+//! built `create-with` (README, "Your own table") is loaded in its own database instead, with its
 //! fillfactor set on the empty tables, and its pages stay in shared buffers.
 //! Writes meta.json (`server`, `build`) and ddl.sql.
 
@@ -288,9 +288,8 @@ pub fn load_template(server: &Server, template: &str, loader: &Loader) -> Result
 
 /// Creates the extensions and runs the loader in the (empty) database `db`.
 fn load_into(server: &Server, db: &str, loader: &Loader) -> Result<()> {
-    let partial = db;
     {
-        let mut c = server.connect(partial)?;
+        let mut c = server.connect(db)?;
         for e in EXTENSIONS {
             c.batch_execute(&format!("CREATE EXTENSION IF NOT EXISTS {e}"))
                 .with_context(|| {
@@ -326,7 +325,7 @@ fn load_into(server: &Server, db: &str, loader: &Loader) -> Result<()> {
                 };
                 tprocc::load::load(
                     server,
-                    partial,
+                    db,
                     shape.warehouses,
                     shape.profile,
                     threads,

@@ -8,7 +8,7 @@ use std::path::Path;
 use steps::analyze::load::ArmRun;
 use steps::io::read_json;
 use steps::rundir::{create_sweep, find_arm_dirs, RunDir};
-use steps::study::PlanArgs;
+use steps::study::{Plan, PlanArgs};
 use steps::{analyze, testing};
 
 fn build(ctx: &steps::ctx::Ctx, rd: &RunDir) -> anyhow::Result<()> {
@@ -28,6 +28,18 @@ fn append(ctx: &steps::ctx::Ctx, study: &str, text: &str) {
     let mut s = std::fs::read_to_string(&p).unwrap();
     s.push_str(text);
     std::fs::write(&p, s).unwrap();
+}
+
+/// Study `study` at `ci` with the named arms, once.
+fn plan_ci(ctx: &steps::ctx::Ctx, study: &str, arms: &[&str]) -> anyhow::Result<Plan> {
+    PlanArgs {
+        study: Some(study.into()),
+        size: Some("ci".into()),
+        arms: arms.iter().map(|a| a.to_string()).collect(),
+        repeats: 1,
+        ..Default::default()
+    }
+    .plan(ctx)
 }
 
 fn leaves_sum(r: &ArmRun, prefix: &str, n: u32, metric: &str, buffers: bool) -> f64 {
@@ -59,16 +71,11 @@ fn small_table_ci_every_arm_through_the_cold_cycle() {
         "small-table",
         "  - name: hash50\n    partition: {table: small_table, key: user_id, count: 4}\n    fillfactor: {small_table: 50}\n    index_fillfactor: {small_table_pkey: 50}\n",
     );
-    let plan = PlanArgs {
-        study: Some("small-table".into()),
-        size: Some("ci".into()),
-        arms: ["ori", "by_hash", "onlyff", "heap50", "index50", "hash50"]
-            .map(String::from)
-            .to_vec(),
-        repeats: 1,
-        ..Default::default()
-    }
-    .plan(&ctx)
+    let plan = plan_ci(
+        &ctx,
+        "small-table",
+        &["ori", "by_hash", "onlyff", "heap50", "index50", "hash50"],
+    )
     .unwrap();
     let (sweep, arms) = create_sweep(&ctx, &plan, "test", None, false, "test").unwrap();
     assert_eq!(arms.len(), 6);
@@ -224,16 +231,11 @@ fn pre_buffers(r: &ArmRun, rel: &str) -> f64 {
 fn build_routes_and_arm_vars_at_ci() {
     let _g = testing::serial();
     let ctx = testing::ctx("small-table-routes");
-    let plan = PlanArgs {
-        study: Some("small-table".into()),
-        size: Some("ci".into()),
-        arms: ["ori", "onlyff-createwith", "ori-spread"]
-            .map(String::from)
-            .to_vec(),
-        repeats: 1,
-        ..Default::default()
-    }
-    .plan(&ctx)
+    let plan = plan_ci(
+        &ctx,
+        "small-table",
+        &["ori", "onlyff-createwith", "ori-spread"],
+    )
     .unwrap();
     let (sweep, arms) = create_sweep(&ctx, &plan, "routes", None, false, "test").unwrap();
     // A setting an earlier study left in hotlab's own server, which this one does not set, is
@@ -467,16 +469,6 @@ fn bad_pgbench_study_input_is_refused_in_one_line() {
         }
         .plan(&ctx)
     };
-    let plan_arms = |study: &str, arms: &[&str]| {
-        PlanArgs {
-            study: Some(study.into()),
-            size: Some("ci".into()),
-            arms: arms.iter().map(|a| a.to_string()).collect(),
-            repeats: 1,
-            ..Default::default()
-        }
-        .plan(&ctx)
-    };
     let one_line = |e: anyhow::Error, want: &str| {
         let m = format!("{e:#}");
         assert!(m.contains(want), "{m:?} lacks {want:?}");
@@ -517,7 +509,7 @@ fn bad_pgbench_study_input_is_refused_in_one_line() {
         .replace("key: user_id", "key: team_id");
     std::fs::write(studies.join("badkey.yaml"), y).unwrap();
     copy_files(&studies, "badkey");
-    let p = plan_arms("badkey", &["by_hash"]).unwrap();
+    let p = plan_ci(&ctx, "badkey", &["by_hash"]).unwrap();
     let (_, arms) = create_sweep(&ctx, &p, "bad-key", None, false, "test").unwrap();
     one_line(
         build(&ctx, &arms[0]).unwrap_err(),
@@ -542,7 +534,7 @@ fn bad_pgbench_study_input_is_refused_in_one_line() {
     }
     // A layout the load does not know: the load says so, and nothing is left half-built.
     variant("badlayout", "  - name: x\n    vars: {layout: diagonal}\n");
-    let p = plan_arms("badlayout", &["x"]).unwrap();
+    let p = plan_ci(&ctx, "badlayout", &["x"]).unwrap();
     let (_, arms) = create_sweep(&ctx, &p, "bad-layout", None, false, "test").unwrap();
     one_line(
         build(&ctx, &arms[0]).unwrap_err(),

@@ -159,12 +159,10 @@ pub fn row(r: &ArmRun, t: &str) -> Row {
 /// TPS of the measured window's last third against its first third, in %, from the per-second
 /// log (workload.csv): whether throughput was still rising when the window ended.
 fn tps_rise(r: &ArmRun) -> Option<f64> {
-    let text = std::fs::read_to_string(r.dir.join("workload.csv")).ok()?;
-    let v: Vec<f64> = csv_maps(&text)
-        .ok()?
-        .iter()
-        .filter(|m| m.get("phase").map(String::as_str) == Some("measured"))
-        .filter_map(|m| m.get("tps")?.parse().ok())
+    let v: Vec<f64> = per_second(r)
+        .into_iter()
+        .filter(|(_, _, measured)| *measured)
+        .map(|(_, tps, _)| tps)
         .collect();
     // The last second is partial (the run ends inside it): left out.
     let v = &v[..v.len().saturating_sub(1)];
@@ -229,14 +227,25 @@ fn buffers_at(r: &ArmRun, at: Moment) -> impl Fn(&str, &str) -> Option<f64> + '_
     }
 }
 
-/// Per-second TPS of a run from its workload.csv (seconds since pgbench started).
-pub fn tps_series(r: &ArmRun) -> Vec<(f64, f64)> {
+/// workload.csv of a run: (seconds since pgbench started, TPS, in the measured window) per second.
+fn per_second(r: &ArmRun) -> Vec<(f64, f64, bool)> {
     let text = std::fs::read_to_string(r.dir.join("workload.csv")).unwrap_or_default();
     csv_maps(&text)
         .unwrap_or_default()
         .iter()
-        .filter_map(|m| Some((m.get("t_s")?.parse().ok()?, m.get("tps")?.parse().ok()?)))
+        .filter_map(|m| {
+            Some((
+                m.get("t_s")?.parse().ok()?,
+                m.get("tps")?.parse().ok()?,
+                m.get("phase").map(String::as_str) == Some("measured"),
+            ))
+        })
         .collect()
+}
+
+/// Per-second TPS of a run from its workload.csv (seconds since pgbench started).
+pub fn tps_series(r: &ArmRun) -> Vec<(f64, f64)> {
+    per_second(r).into_iter().map(|(t, v, _)| (t, v)).collect()
 }
 
 pub type Getter = fn(&Row) -> Option<f64>;
@@ -285,9 +294,26 @@ fn stats(rows: &[&Row], g: Getter) -> Option<Stats> {
     Stats::of(&v)
 }
 
+/// Rows per arm (complete runs, in the order they first ran).
+pub type Arms<'a> = [(String, Vec<&'a Row>)];
+
+/// One figure of one arm over its runs.
+pub fn arm_stats(arms: &Arms, arm: &str, g: Getter) -> Option<Stats> {
+    let (_, v) = arms.iter().find(|(a, _)| a == arm)?;
+    stats(v, g)
+}
+
+/// The mean of a figure of arm `a` over the mean of arm `b`.
+pub fn arm_ratio(arms: &Arms, a: &str, b: &str, g: Getter) -> Option<f64> {
+    match (arm_stats(arms, a, g), arm_stats(arms, b, g)) {
+        (Some(x), Some(y)) if y.mean > 0.0 => Some(x.mean / y.mean),
+        _ => None,
+    }
+}
+
 /// A study's own sections after the per-arm table (study 001's comparison with its article):
 /// given the rows per arm and the runs, its Markdown, claims and the rest of its JSON.
-pub type Section = fn(&[(String, Vec<&Row>)], &[&ArmRun]) -> (String, Vec<Value>, Value);
+pub type Section = fn(&Arms, &[&ArmRun]) -> (String, Vec<Value>, Value);
 
 pub fn tables(runs: &[ArmRun], section: Option<Section>) -> anyhow::Result<super::Tables> {
     let plan = &runs[0].plan;
@@ -370,14 +396,7 @@ pub fn tables(runs: &[ArmRun], section: Option<Section>) -> anyhow::Result<super
         claims = cl;
         study_json = sj;
     }
-    let mean_buffers = |arm: &str| {
-        let (_, v) = arms.iter().find(|(a, _)| a == arm)?;
-        stats(v, |r| r.buffers_end).map(|s| s.mean)
-    };
-    let ratio = match (mean_buffers("onlyff"), mean_buffers("ori")) {
-        (Some(a), Some(b)) if b > 0.0 => Some(a / b),
-        _ => None,
-    };
+    let ratio = arm_ratio(&arms, "onlyff", "ori", |r| r.buffers_end);
     let runs_json: Vec<Value> = rows
         .iter()
         .zip(&runs)

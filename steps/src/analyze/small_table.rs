@@ -6,13 +6,10 @@
 use serde_json::{json, Value};
 
 use super::load::ArmRun;
-use super::script::{Getter, Row};
+use super::script::{arm_ratio as ratio, arm_stats as stat, Arms, Getter, Row};
 use super::{direction, md_table, num};
 use crate::io::csv_maps;
 use crate::stats::Stats;
-
-/// Rows per arm, complete runs only, in the order they first ran.
-type Arms<'a> = [(String, Vec<&'a Row>)];
 
 /// The article's figures (data/reference/001-small-table.csv; README there).
 const REFERENCE: &str = include_str!("../../../data/reference/001-small-table.csv");
@@ -56,22 +53,8 @@ fn decimal_bytes(v: &str) -> Option<f64> {
 const RATIO_TOLERANCE: f64 = 0.25;
 const TPS_TOLERANCE_POINTS: f64 = 5.0;
 
-fn stat(arms: &Arms, arm: &str, g: Getter) -> Option<Stats> {
-    let (_, v) = arms.iter().find(|(a, _)| a == arm)?;
-    let v: Vec<f64> = v.iter().filter_map(|r| g(r)).collect();
-    Stats::of(&v)
-}
-
 fn mean(arms: &Arms, arm: &str, g: Getter) -> Option<f64> {
     stat(arms, arm, g).map(|s| s.mean)
-}
-
-/// The mean of `a` over the mean of `b`.
-fn ratio(arms: &Arms, a: &str, b: &str, g: Getter) -> Option<f64> {
-    match (mean(arms, a, g), mean(arms, b, g)) {
-        (Some(x), Some(y)) if y > 0.0 => Some(x / y),
-        _ => None,
-    }
 }
 
 /// `a` against `b` in % (means).
