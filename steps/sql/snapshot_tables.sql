@@ -1,8 +1,10 @@
--- One row per user table (and partitioned parent) of the current database: every column of
+-- One row per user table (and partitioned parent) of the current database, named as SQL writes
+-- it (`regclass`: `small_table`, `"MyTable"`, the schema only when off the search path), the
+-- way a study names it: every column of
 -- pg_stat_user_tables and pg_statio_user_tables, whatever this server version has, plus sizes
 -- and reloptions. Keys a version lacks are simply absent.
-SELECT c.relname::text AS object,
-       coalesce(p.relname::text, '') AS parent,
+SELECT c.oid::regclass::text AS object,
+       coalesce(p.oid::regclass::text, '') AS parent,
        c.relkind::text AS kind,
        (coalesce(to_jsonb(s), '{}'::jsonb) - 'relid' - 'schemaname' - 'relname')
        || (coalesce(to_jsonb(io), '{}'::jsonb) - 'relid' - 'schemaname' - 'relname')
@@ -32,7 +34,7 @@ WHERE c.relkind IN ('r', 'p')
 UNION ALL
 -- Indexes, tagged with their table as parent; a leaf partition's index instead with the
 -- partitioned index it belongs to (kind 'pi'), which analyze adds them up into.
-SELECT ci.relname::text, coalesce(pi.relname::text, ct.relname::text),
+SELECT ci.oid::regclass::text, coalesce(pi.oid::regclass::text, ct.oid::regclass::text),
        CASE WHEN pi.relname IS NULL THEN 'i' ELSE 'pi' END,
        (coalesce(to_jsonb(s), '{}'::jsonb) - 'relid' - 'indexrelid' - 'schemaname' - 'relname' - 'indexrelname')
        || (coalesce(to_jsonb(io), '{}'::jsonb) - 'relid' - 'indexrelid' - 'schemaname' - 'relname' - 'indexrelname')

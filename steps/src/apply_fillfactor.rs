@@ -14,7 +14,7 @@ use serde_json::json;
 use crate::ctx::Ctx;
 use crate::io::write_json_atomic;
 use crate::rundir::RunDir;
-use crate::server::{ident, Server};
+use crate::server::Server;
 use crate::study::{check_fillfactor, BuildRoute};
 
 #[derive(clap::Args, Debug)]
@@ -27,7 +27,14 @@ pub struct Args {
 pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     let rd = RunDir::open(&args.run)?;
     let db = rd.database()?;
-    rd.step("apply-fillfactor", || apply(ctx, &rd, &db))
+    crate::server::lease::cycle_step(
+        ctx,
+        &rd,
+        "apply-fillfactor",
+        false,
+        || Ok(()),
+        || apply(ctx, &rd, &db),
+    )
 }
 
 fn reloptions(c: &mut postgres::Client, rel: &str) -> Result<(String, Option<i32>)> {
@@ -38,7 +45,7 @@ fn reloptions(c: &mut postgres::Client, rel: &str) -> Result<(String, Option<i32
              FROM pg_class WHERE oid = to_regclass($1)",
             &[&rel],
         )?
-        .with_context(|| format!("relation {rel} does not exist in this database"))?;
+        .with_context(|| format!("relation {rel} does not exist in this database (names are SQL identifiers as in the DDL: a quoted name stays quoted in the study)"))?;
     Ok((row.get(0), row.get(1)))
 }
 
@@ -52,12 +59,12 @@ fn leaves(c: &mut postgres::Client, rel: &str) -> Result<Vec<String>> {
         .map(|r| r.get(0));
     match kind.map(|k| k as u8 as char) {
         None => {
-            bail!("relation {rel} does not exist in this database; fix the arm's fillfactor names")
+            bail!("relation {rel} does not exist in this database; fix the arm's fillfactor names (SQL identifiers as in the DDL: write a quoted name quoted, '\"MyTable\"')")
         }
         Some('p' | 'I') => Ok(c
             .query(
-                "SELECT c.relname::text FROM pg_partition_tree(to_regclass($1)) t \
-                 JOIN pg_class c ON c.oid = t.relid WHERE t.isleaf ORDER BY 1",
+                "SELECT t.relid::regclass::text FROM pg_partition_tree(to_regclass($1)) t \
+                 WHERE t.isleaf ORDER BY 1",
                 &[&rel],
             )?
             .iter()
@@ -86,11 +93,8 @@ fn apply(ctx: &Ctx, rd: &RunDir, db: &str) -> Result<()> {
         for leaf in &leaves {
             let (before, _) = reloptions(&mut c, leaf)?;
             let what = if kind == "table" { "TABLE" } else { "INDEX" };
-            c.batch_execute(&format!(
-                "ALTER {what} {} SET (fillfactor = {ff})",
-                ident(leaf)
-            ))
-            .with_context(|| format!("applying fillfactor {ff} to {kind} {leaf}"))?;
+            c.batch_execute(&format!("ALTER {what} {leaf} SET (fillfactor = {ff})"))
+                .with_context(|| format!("applying fillfactor {ff} to {kind} {leaf}"))?;
             let mut e = json!({"kind": kind, "before": before, "asked": ff});
             if leaf != rel {
                 e["partition_of"] = json!(rel);
@@ -112,7 +116,7 @@ fn apply(ctx: &Ctx, rd: &RunDir, db: &str) -> Result<()> {
             continue;
         }
         let t0 = Instant::now();
-        c.batch_execute(&format!("VACUUM FULL {}", ident(t)))
+        c.batch_execute(&format!("VACUUM FULL {t}"))
             .with_context(|| format!("rewriting {t} with VACUUM FULL"))?;
         let secs = t0.elapsed().as_secs_f64();
         let entry = rels
@@ -122,7 +126,7 @@ fn apply(ctx: &Ctx, rd: &RunDir, db: &str) -> Result<()> {
         eprintln!("hotlab: VACUUM FULL {t}: {secs:.2} s");
     }
     for t in &plan.rewrite {
-        c.batch_execute(&format!("VACUUM ANALYZE {}", ident(t)))
+        c.batch_execute(&format!("VACUUM ANALYZE {t}"))
             .with_context(|| format!("VACUUM ANALYZE {t}"))?;
     }
     c.batch_execute("CHECKPOINT")?;

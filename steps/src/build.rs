@@ -187,7 +187,14 @@ pub fn ensure_template(server: &Server, loader: &Loader, reload: bool) -> Result
 
 pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     let rd = RunDir::open(&args.run)?;
-    rd.step("build", || build(ctx, &rd, args))
+    crate::server::lease::cycle_step(
+        ctx,
+        &rd,
+        "build",
+        false,
+        || Ok(()),
+        || build(ctx, &rd, args),
+    )
 }
 
 fn build(ctx: &Ctx, rd: &RunDir, args: &Args) -> Result<()> {
@@ -349,7 +356,7 @@ fn verify(server: &Server, db: &str, loader: &Loader) -> Result<serde_json::Valu
     let mut out = serde_json::Map::new();
     for (t, want) in &loader.expected {
         let got: i64 = c
-            .query_one(&format!("SELECT count(*) FROM {}", ident(t)), &[])
+            .query_one(&format!("SELECT count(*) FROM {t}"), &[])
             .with_context(|| format!("counting {t} in {db}"))?
             .get(0);
         match want {

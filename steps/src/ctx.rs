@@ -40,7 +40,14 @@ pub struct Ctx {
     /// Directory of the embedded cluster (state, data, socket, log).
     pub cluster_dir: PathBuf,
     pub backend: BackendKind,
+    /// Wait for the server when another arm holds it, instead of refusing (`--wait`).
+    pub wait: bool,
+    /// Seconds an arm keeps the server between two of its steps (`HOTLAB_LEASE_IDLE_S`).
+    pub lease_idle_s: u64,
 }
+
+/// The default of `lease_idle_s`.
+pub const LEASE_IDLE_S: u64 = 300;
 
 /// The repository root: the nearest directory at or above the working directory that holds the
 /// justfile and `steps/`, else the checkout this crate was compiled in. Never the running
@@ -92,11 +99,22 @@ impl Ctx {
             .map(PathBuf::from)
             .unwrap_or_else(|| project_root().join("data"));
         let backend = BackendKind::from_env()?;
+        let lease_idle_s = match env::var(env::LEASE_IDLE_S) {
+            None => LEASE_IDLE_S,
+            Some(v) => v.parse().ok().filter(|s| *s <= 86_400).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "{}={v:?} is not a number of seconds from 0 to 86400; unset it for {LEASE_IDLE_S}",
+                    env::LEASE_IDLE_S
+                )
+            })?,
+        };
         Ok(Ctx {
             data_dir,
             home,
             cluster_dir,
             backend,
+            wait: env::var(env::WAIT).is_some_and(|v| v != "0"),
+            lease_idle_s,
         })
     }
 

@@ -29,6 +29,10 @@ pub const NOPM_PER_WAREHOUSE: &str = "HOTLAB_NOPM_PER_WAREHOUSE";
 pub const XTASK: &str = "HOTLAB_XTASK";
 /// Keep an arm's database after its last sample (`vacuum-timing --keep-db`).
 pub const KEEP_DB: &str = "HOTLAB_KEEP_DB";
+/// Wait for the server when another arm holds it (`--wait`), instead of refusing.
+pub const WAIT: &str = "HOTLAB_WAIT";
+/// Seconds an arm keeps the server between two of its steps (default 300).
+pub const LEASE_IDLE_S: &str = "HOTLAB_LEASE_IDLE_S";
 /// Connection string of an external server.
 pub const DATABASE_URL: &str = "DATABASE_URL";
 

@@ -10,10 +10,20 @@ use serde_json::Value;
 
 /// Writes JSON to a temporary file and renames it into place.
 pub fn write_json_atomic<T: Serialize + ?Sized>(path: &Path, value: &T) -> Result<()> {
-    let tmp = path.with_extension(format!("json.tmp{}", std::process::id()));
     let text = serde_json::to_string_pretty(value)? + "\n";
-    fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
-    fs::rename(&tmp, path).with_context(|| format!("renaming into {}", path.display()))?;
+    write_atomic(path, text.as_bytes())
+}
+
+/// Writes a file whole or not at all: a temporary file beside it, renamed into place. On any
+/// error (a full disk) the temporary file is removed and the error names `path`.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let tmp = path.with_file_name(format!(".{name}.tmp{}", std::process::id()));
+    let r = fs::write(&tmp, bytes).and_then(|_| fs::rename(&tmp, path));
+    if let Err(e) = r {
+        let _ = fs::remove_file(&tmp);
+        return Err(e).with_context(|| format!("writing {}", path.display()));
+    }
     Ok(())
 }
 
@@ -23,15 +33,31 @@ pub fn read_json(path: &Path) -> Result<Value> {
 }
 
 /// An append-only CSV file (RFC 4180 quoting, the `csv` crate): the header is written once,
-/// every row is flushed as it is added.
+/// every row is flushed as it is added, and each row is written whole or not at all (a write
+/// that fails half-way, on a full disk, is cut back to the last whole row).
 pub struct CsvAppender {
-    out: csv::Writer<fs::File>,
+    file: fs::File,
+    path: std::path::PathBuf,
+}
+
+fn encode<I, S>(rows: I) -> Result<Vec<u8>>
+where
+    I: IntoIterator<Item = Vec<S>>,
+    S: AsRef<[u8]>,
+{
+    let mut w = csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(vec![]);
+    for r in rows {
+        w.write_record(&r)?;
+    }
+    w.into_inner().map_err(|e| anyhow::anyhow!("{e}"))
 }
 
 impl CsvAppender {
     pub fn open(path: &Path, header: &[&str]) -> Result<CsvAppender> {
         if let Some(dir) = path.parent() {
-            fs::create_dir_all(dir)?;
+            fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         }
         let new = !path.exists() || fs::metadata(path)?.len() == 0;
         if !new {
@@ -58,29 +84,46 @@ impl CsvAppender {
             .append(true)
             .open(path)
             .with_context(|| format!("opening {}", path.display()))?;
-        let mut out = csv::WriterBuilder::new()
-            .has_headers(false)
-            .from_writer(file);
+        let mut out = CsvAppender {
+            file,
+            path: path.to_path_buf(),
+        };
         if new {
-            out.write_record(header)?;
-            out.flush()?;
+            out.append(&encode([header.to_vec()])?)?;
         }
-        Ok(CsvAppender { out })
+        Ok(out)
+    }
+
+    /// Appends whole rows: on a failed write the file is cut back to where it was.
+    fn append(&mut self, bytes: &[u8]) -> Result<()> {
+        use std::io::Write;
+        let len = self
+            .file
+            .metadata()
+            .with_context(|| format!("reading {}", self.path.display()))?
+            .len();
+        if let Err(e) = self.file.write_all(bytes).and_then(|_| self.file.flush()) {
+            let _ = self.file.set_len(len);
+            return Err(e).with_context(|| format!("appending to {}", self.path.display()));
+        }
+        Ok(())
     }
 
     pub fn row<S: AsRef<str>>(&mut self, fields: &[S]) -> Result<()> {
-        self.out.write_record(fields.iter().map(|f| f.as_ref()))?;
-        self.out.flush()?;
-        Ok(())
+        let bytes = encode([fields
+            .iter()
+            .map(|f| f.as_ref().as_bytes())
+            .collect::<Vec<&[u8]>>()])?;
+        self.append(&bytes)
     }
 
-    /// Many rows, one flush.
+    /// Many rows, one write.
     pub fn rows(&mut self, rows: &[Vec<String>]) -> Result<()> {
-        for r in rows {
-            self.out.write_record(r)?;
-        }
-        self.out.flush()?;
-        Ok(())
+        let bytes = encode(
+            rows.iter()
+                .map(|r| r.iter().map(String::as_bytes).collect::<Vec<&[u8]>>()),
+        )?;
+        self.append(&bytes)
     }
 }
 

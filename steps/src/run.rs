@@ -41,17 +41,29 @@ pub struct Args {
     /// TPROC-C: virtual users (default: the size's)
     #[arg(long)]
     pub vus: Option<u32>,
-    /// TPROC-C and pgbench scripts: ramp-up seconds (default: the size's)
-    #[arg(long)]
+    /// TPROC-C and pgbench scripts: ramp-up seconds, 0 to 7 days (default: the size's)
+    #[arg(long, value_parser = crate::study::bounds::parse_seconds)]
     pub rampup: Option<f64>,
-    /// TPROC-C and pgbench scripts: measured seconds (default: the size's)
-    #[arg(long)]
+    /// TPROC-C and pgbench scripts: measured seconds, 1 to 7 days (default: the size's)
+    #[arg(long, value_parser = crate::study::bounds::parse_seconds)]
     pub duration: Option<f64>,
 }
 
 pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
+    // Check first: arguments, then the arm's state, then (in cycle_step) its lock and the
+    // server's lease; only then is anything moved or recorded.
+    if let Some(d) = args.duration {
+        crate::study::bounds::seconds("--duration", d, 1.0)?;
+    }
+    if let Some(r) = args.rampup {
+        crate::study::bounds::seconds("--rampup", r, 0.0)?;
+    }
+    if let Some(v) = args.vus {
+        crate::study::bounds::count("--vus", v as f64, 1.0, 10_000.0)?;
+    }
     let rd = RunDir::open(&args.run)?;
     let db = rd.database()?;
+    let plan = rd.plan()?;
     if !rd.file("fillfactor.json").exists() {
         bail!(
             "no fillfactor.json in {}; run `cargo xtask apply-fillfactor --run {}` first",
@@ -69,19 +81,22 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         );
     }
     let ran = rd.file("workload.csv").exists() || rd.file("workload.json").exists();
-    if let Some(status) = previous.filter(|_| ran) {
-        // A retry: the failed or interrupted attempt's files go aside, whole, and this one
-        // starts clean (analyze reads only the arm directory's own files).
-        let to = rd.move_attempt_aside()?;
-        eprintln!(
-            "hotlab: the previous run ({status}) moved to {}; this attempt starts clean. Its database already ran part of a workload: for a cold, clean start run the whole arm again (`just arm {}`)",
-            to.display(),
-            rd.path.display()
-        );
-    }
+    // A retry: the failed or interrupted attempt's files go aside, whole, and this one starts
+    // clean (analyze reads only the arm directory's own files). Only under the arm's lock: a
+    // second `run` refused because the first still runs moves nothing.
+    let retry = || -> Result<()> {
+        if let Some(status) = previous.as_deref().filter(|_| ran) {
+            let to = rd.move_attempt_aside()?;
+            eprintln!(
+                "hotlab: the previous run ({status}) moved to {}; this attempt starts clean. Its database already ran part of a workload: for a cold, clean start run the whole arm again (`just arm {}`)",
+                to.display(),
+                rd.path.display()
+            );
+        }
+        Ok(())
+    };
     catch_interrupts();
-    rd.step_graceful("run", || {
-        let plan = rd.plan()?;
+    crate::server::lease::cycle_step(ctx, &rd, "run", true, retry, || {
         match plan.size()?.clone() {
             Size::Spv(size) => run_spv(ctx, &rd, &db, &size),
             Size::Tprocc(mut size) => {

@@ -97,7 +97,7 @@ impl RunDir {
 
     /// Marks the start of a step: status running, step start time, this process. A step that
     /// an earlier process left `running` (it holds no lock any more, so that process is gone) is
-    /// marked `interrupted`, and the user is told.
+    /// marked `died`, and the user is told.
     pub fn step_started(&self, step: &str) -> Result<()> {
         let mut m = self.meta()?;
         if m["status"] == "running" {
@@ -112,10 +112,10 @@ impl RunDir {
                 .unwrap_or_default();
             for (s, pid) in stale {
                 eprintln!(
-                    "hotlab: {}: step {s} was left running by process {pid}, which is gone (killed?); marked interrupted. {step} starts now; run the arm's remaining steps after it (`just arm` runs them all)",
+                    "hotlab: {}: step {s} was left running by process {pid}, which is gone (killed?); marked died. {step} starts now; run the arm's remaining steps after it (`just arm` runs them all)",
                     self.path.display()
                 );
-                m["steps"][&s]["status"] = json!("interrupted");
+                m["steps"][&s]["status"] = json!("died");
                 m["steps"][&s]["error"] = json!(format!("process {pid} ended without finishing"));
             }
         }
@@ -150,7 +150,99 @@ impl RunDir {
             m["steps"][step]["error"] = json!(format!("{e:#}"));
         }
         m["end"] = json!(now_rfc3339());
+        m["files"] = self.manifest()?;
         write_json_atomic(&self.file("meta.json"), &m)
+    }
+
+    /// The arm's result files as they stand, each with its size and (CSV, JSONL and logs) its
+    /// line count: recorded in meta.json at the end of every step, checked by analyze
+    /// (`damage`), so a file cut short afterwards is found.
+    pub fn manifest(&self) -> Result<Value> {
+        let mut out = serde_json::Map::new();
+        for rel in self.result_files()? {
+            let p = self.path.join(&rel);
+            let bytes = fs::metadata(&p)
+                .with_context(|| format!("reading {}", p.display()))?
+                .len();
+            let mut e = json!({ "bytes": bytes });
+            if counts_lines(&rel) {
+                e["rows"] = json!(line_count(&p)?);
+            }
+            out.insert(rel, e);
+        }
+        Ok(Value::Object(out))
+    }
+
+    /// The result files of the arm (relative paths): every file in it and in `snapshots/`,
+    /// except meta.json itself, the lock and hidden (temporary) files.
+    fn result_files(&self) -> Result<Vec<String>> {
+        let mut out = vec![];
+        for sub in ["", "snapshots"] {
+            let d = self.path.join(sub);
+            let Ok(rd) = fs::read_dir(&d) else { continue };
+            for e in rd {
+                let e = e.with_context(|| format!("reading {}", d.display()))?;
+                let name = e.file_name().to_string_lossy().into_owned();
+                if !e.file_type()?.is_file()
+                    || name.starts_with('.')
+                    || name == "meta.json"
+                    || name == "lock"
+                {
+                    continue;
+                }
+                out.push(if sub.is_empty() {
+                    name
+                } else {
+                    format!("{sub}/{name}")
+                });
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// Whether the arm's files are as the last step left them: `None` when they are, else one
+    /// line naming the first damaged file. Damaged: shorter than recorded, fewer lines than
+    /// recorded, a CSV or JSONL whose last line has no newline, a JSON file that does not
+    /// parse. A file added after the last record (a step that died) is checked for the last two.
+    pub fn damage(&self) -> Option<String> {
+        let meta = self.meta().ok()?;
+        if let Some(files) = meta["files"].as_object() {
+            for (rel, rec) in files {
+                let p = self.path.join(rel);
+                let Ok(m) = fs::metadata(&p) else {
+                    return Some(format!("{rel} is missing (meta.json records it)"));
+                };
+                let want = rec["bytes"].as_u64().unwrap_or(0);
+                if m.len() < want {
+                    return Some(format!(
+                        "{rel} is shorter than recorded ({} of {want} bytes)",
+                        m.len()
+                    ));
+                }
+                if let Some(rows) = rec["rows"].as_u64() {
+                    let have = line_count(&p).unwrap_or(0);
+                    if have < rows {
+                        return Some(format!(
+                            "{rel} has fewer lines than recorded ({have} of {rows})"
+                        ));
+                    }
+                }
+            }
+        }
+        for rel in self.result_files().ok()? {
+            let p = self.path.join(&rel);
+            if counts_lines(&rel) && !rel.starts_with("pgbench_log") {
+                let ends = last_byte(&p).is_none_or(|b| b == b'\n');
+                if !ends {
+                    return Some(format!("{rel} ends in a partial line (no newline)"));
+                }
+            }
+            if rel.ends_with(".json") && read_json(&p).is_err() {
+                return Some(format!("{rel} is not valid JSON"));
+            }
+        }
+        None
     }
 
     /// Runs a step body between step_started and step_finished, holding the arm's lock. On
@@ -158,23 +250,33 @@ impl RunDir {
     /// body's work is not half-recorded as running. (`run` stops gracefully instead: see
     /// `step_graceful`.)
     pub fn step<F: FnOnce() -> Result<()>>(&self, step: &str, body: F) -> Result<()> {
-        self.step_inner(step, false, body)
+        let lock = self.lock(step)?;
+        self.step_locked(lock, step, false, || {}, body)
     }
 
     /// Like `step`, for a body that watches `interrupted()` itself, stops, and keeps what it
     /// sampled (`run`).
     pub fn step_graceful<F: FnOnce() -> Result<()>>(&self, step: &str, body: F) -> Result<()> {
-        self.step_inner(step, true, body)
+        let lock = self.lock(step)?;
+        self.step_locked(lock, step, true, || {}, body)
     }
 
-    fn step_inner<F: FnOnce() -> Result<()>>(
+    /// The step body, under an arm lock the caller took (`lock`) before it changed anything.
+    /// `on_abort` runs when a signal ends a non-graceful step (before the process exits).
+    pub fn step_locked<F, A>(
         &self,
+        lock: fs::File,
         step: &str,
         graceful: bool,
+        on_abort: A,
         body: F,
-    ) -> Result<()> {
+    ) -> Result<()>
+    where
+        F: FnOnce() -> Result<()>,
+        A: FnOnce() + Send + 'static,
+    {
         crate::interrupt::catch_interrupts();
-        let _lock = self.lock(step)?;
+        let _lock = lock;
         self.step_started(step)?;
         let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         if !graceful {
@@ -184,6 +286,7 @@ impl RunDir {
                     if interrupted() {
                         let why = Err(anyhow::anyhow!("interrupted by a signal"));
                         let _ = me.step_finished(&step, &why);
+                        on_abort();
                         eprintln!(
                             "error: interrupted: {} marked interrupted during {step}",
                             me.path.display()
@@ -268,31 +371,58 @@ impl RunDir {
         Ok(to)
     }
 
+    /// Whether no process holds the arm's lock now (a probe: the lock file is not changed).
+    pub fn lock_free(&self) -> bool {
+        self.try_hold().map(|f| f.is_some()).unwrap_or(true)
+    }
+
+    /// The arm's lock if it is free, without recording a holder (`init --force` holds every
+    /// arm's while it removes them). `None` when another process has it.
+    pub fn try_hold(&self) -> Result<Option<fs::File>> {
+        use std::os::fd::AsRawFd;
+        let path = self.file("lock");
+        let f = match fs::File::open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(Some(
+                    fs::File::open(&self.path)
+                        .with_context(|| format!("opening {}", self.path.display()))?,
+                ))
+            }
+            Err(e) => return Err(e).with_context(|| format!("opening {}", path.display())),
+        };
+        // SAFETY: a valid open descriptor; LOCK_NB makes flock return at once.
+        let free = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
+        Ok(free.then_some(f))
+    }
+
+    /// Who holds the arm's lock, as its holder wrote it.
+    pub fn lock_holder(&self) -> String {
+        fs::read_to_string(self.file("lock"))
+            .ok()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "another process".into())
+    }
+
     /// The arm's exclusive lock for one step (`<arm>/lock`, released when the process ends).
     /// Refuses, naming the holder, when another process has it.
     pub fn lock(&self, step: &str) -> Result<fs::File> {
-        use std::io::{Read, Seek, Write};
+        use std::io::{Seek, Write};
         use std::os::fd::AsRawFd;
         let path = self.file("lock");
         let mut f = fs::OpenOptions::new()
             .create(true)
             .truncate(false)
-            .read(true)
             .write(true)
             .open(&path)
             .with_context(|| format!("opening {}", path.display()))?;
         // SAFETY: a valid open descriptor; LOCK_NB makes flock return at once.
         if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-            let mut holder = String::new();
-            let _ = f.read_to_string(&mut holder);
             bail!(
                 "{} is in use by {}; wait for it to finish or stop it",
                 self.path.display(),
-                if holder.trim().is_empty() {
-                    "another process".to_string()
-                } else {
-                    holder.trim().to_string()
-                }
+                self.lock_holder()
             );
         }
         f.set_len(0)?;
@@ -301,6 +431,39 @@ impl RunDir {
         f.flush()?;
         Ok(f)
     }
+}
+
+fn counts_lines(rel: &str) -> bool {
+    rel.ends_with(".csv") || rel.ends_with(".jsonl") || rel.starts_with("pgbench_log")
+}
+
+fn line_count(p: &Path) -> Result<u64> {
+    use std::io::Read;
+    let mut f = fs::File::open(p).with_context(|| format!("reading {}", p.display()))?;
+    let mut buf = vec![0u8; 1 << 16];
+    let mut n = 0u64;
+    loop {
+        let k = f
+            .read(&mut buf)
+            .with_context(|| format!("reading {}", p.display()))?;
+        if k == 0 {
+            return Ok(n);
+        }
+        n += buf[..k].iter().filter(|&&b| b == b'\n').count() as u64;
+    }
+}
+
+fn last_byte(p: &Path) -> Option<u8> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = fs::File::open(p).ok()?;
+    let len = f.metadata().ok()?.len();
+    if len == 0 {
+        return None;
+    }
+    f.seek(SeekFrom::Start(len - 1)).ok()?;
+    let mut b = [0u8; 1];
+    f.read_exact(&mut b).ok()?;
+    Some(b[0])
 }
 
 /// Makes a label safe for a directory name.
@@ -349,7 +512,21 @@ pub fn create_sweep(
                 path.display()
             );
         }
+        // Never under a step that is running: every arm's lock is held while the directory goes.
+        let mut held = vec![];
+        for arm in find_arm_dirs(&path)? {
+            let rd = RunDir { path: arm };
+            match rd.try_hold()? {
+                Some(f) => held.push(f),
+                None => bail!(
+                    "--force refused: arm {} is in use by {}; wait for it to finish or stop it",
+                    rd.path.display(),
+                    rd.lock_holder()
+                ),
+            }
+        }
         fs::remove_dir_all(&path).with_context(|| format!("removing {}", path.display()))?;
+        drop(held);
     }
     fs::create_dir_all(&path).with_context(|| format!("creating {}", path.display()))?;
     let order = plan.order();

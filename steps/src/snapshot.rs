@@ -329,17 +329,32 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
+    if !PHASES.contains(&args.phase.as_str()) {
+        anyhow::bail!(
+            "--phase {:?} is not a phase; use one of {}",
+            args.phase,
+            PHASES.join(", ")
+        );
+    }
     let rd = RunDir::open(&args.run)?;
     let db = rd.database()?;
-    rd.step(&format!("snapshot-{}", args.phase), || {
-        let server = Server::ensure(ctx)?;
-        let mut s = Sampler::new(&server, &db, &rd)?;
-        let took = s.take(&args.phase)?;
-        eprintln!(
-            "hotlab: snapshot ({}) in {} ms",
-            args.phase,
-            took.as_millis()
-        );
-        Ok(())
-    })
+    let step = format!("snapshot-{}", args.phase);
+    crate::server::lease::cycle_step(
+        ctx,
+        &rd,
+        &step,
+        false,
+        || Ok(()),
+        || {
+            let server = Server::ensure(ctx)?;
+            let mut s = Sampler::new(&server, &db, &rd)?;
+            let took = s.take(&args.phase)?;
+            eprintln!(
+                "hotlab: snapshot ({}) in {} ms",
+                args.phase,
+                took.as_millis()
+            );
+            Ok(())
+        },
+    )
 }

@@ -50,6 +50,10 @@ pub fn ctx(name: &str) -> Ctx {
         home: default_home(),
         cluster_dir: test_cluster(),
         backend: BackendKind::Embedded,
+        wait: false,
+        // A test arm stopped half-way (built, never run) does not keep the server from the next
+        // test: the lease lapses as soon as no step runs. Tests of the lease set their own.
+        lease_idle_s: 0,
     }
 }
 
@@ -63,6 +67,7 @@ pub fn env_of(ctx: &Ctx) -> Vec<(String, String)> {
             ctx.cluster_dir.display().to_string(),
         ),
         ("HOTLAB_BACKEND".into(), "embedded".into()),
+        ("HOTLAB_LEASE_IDLE_S".into(), ctx.lease_idle_s.to_string()),
     ]
 }
 

@@ -10,6 +10,10 @@ use steps::Ctx;
 #[derive(Parser)]
 #[command(name = "cargo xtask", version, about)]
 pub struct Cli {
+    /// When another arm holds the server (one workload per server), wait for it with a
+    /// progress line instead of refusing
+    #[arg(long, global = true, env = "HOTLAB_WAIT")]
+    pub wait: bool,
     #[command(subcommand)]
     pub step: Step,
 }
@@ -48,20 +52,9 @@ pub enum Step {
 /// interrupted).
 pub fn main() {
     let cli = Cli::parse();
-    let result = Ctx::from_env().and_then(|ctx| match &cli.step {
-        Step::Server(a) => steps::server::run(&ctx, a),
-        Step::Init(a) => steps::init::run(&ctx, a),
-        Step::ResetCold(a) => steps::reset_cold::run(&ctx, a),
-        Step::Build(a) => steps::build::run(&ctx, a),
-        Step::ApplyFillfactor(a) => steps::apply_fillfactor::run(&ctx, a),
-        Step::Run(a) => steps::run::run(&ctx, a),
-        Step::Snapshot(a) => steps::snapshot::run(&ctx, a),
-        Step::VacuumTiming(a) => steps::vacuum_timing::run(&ctx, a),
-        Step::Check(a) => steps::check::run(&ctx, a),
-        Step::RestoreSettings(a) => steps::restore_settings::run(&ctx, a),
-        Step::Analyze(a) => steps::analyze::run(&ctx, a),
-        Step::Bench(a) => steps::bench::run(&ctx, a),
-        Step::Advise(a) => steps::advise::run(&ctx, a),
+    let result = Ctx::from_env().and_then(|mut ctx| {
+        ctx.wait |= cli.wait;
+        dispatch(&ctx, &cli.step)
     });
     if let Err(e) = result {
         // One line: the outermost message first, then its causes.
@@ -72,5 +65,23 @@ pub fn main() {
         } else {
             1
         });
+    }
+}
+
+fn dispatch(ctx: &Ctx, step: &Step) -> anyhow::Result<()> {
+    match step {
+        Step::Server(a) => steps::server::run(ctx, a),
+        Step::Init(a) => steps::init::run(ctx, a),
+        Step::ResetCold(a) => steps::reset_cold::run(ctx, a),
+        Step::Build(a) => steps::build::run(ctx, a),
+        Step::ApplyFillfactor(a) => steps::apply_fillfactor::run(ctx, a),
+        Step::Run(a) => steps::run::run(ctx, a),
+        Step::Snapshot(a) => steps::snapshot::run(ctx, a),
+        Step::VacuumTiming(a) => steps::vacuum_timing::run(ctx, a),
+        Step::Check(a) => steps::check::run(ctx, a),
+        Step::RestoreSettings(a) => steps::restore_settings::run(ctx, a),
+        Step::Analyze(a) => steps::analyze::run(ctx, a),
+        Step::Bench(a) => steps::bench::run(ctx, a),
+        Step::Advise(a) => steps::advise::run(ctx, a),
     }
 }

@@ -36,7 +36,7 @@ pub struct Args {
     pub out: Option<PathBuf>,
     /// The new-page share (percent of updates) at or below which a table needs nothing (the
     /// sweep's threshold)
-    #[arg(long, default_value_t = DEFAULT_THRESHOLD)]
+    #[arg(long, default_value_t = DEFAULT_THRESHOLD, value_parser = crate::study::bounds::parse_percent)]
     pub threshold: f64,
 }
 

@@ -52,8 +52,34 @@ pub struct ArmRun {
 impl ArmRun {
     pub fn load(dir: &Path) -> Result<ArmRun> {
         let rd = RunDir::open(dir)?;
-        let meta = rd.meta()?;
+        let mut meta = rd.meta()?;
         let plan = rd.plan_any()?;
+        // A damaged arm is reported as such and never averaged in: its files are not read.
+        if let Some(why) = rd.damage() {
+            eprintln!(
+                "hotlab: warning: {} is damaged: {why}; it is left out",
+                dir.display()
+            );
+            meta["status"] = serde_json::json!("damaged");
+            meta["damage"] = serde_json::json!(why);
+            return Ok(ArmRun {
+                dir: dir.to_path_buf(),
+                plan,
+                fillfactor: Value::Null,
+                workload: Value::Null,
+                resets: vec![],
+                tables: Snapshots::default(),
+                database: Snapshots::default(),
+                buffers: Snapshots::default(),
+                vacuum: HashMap::new(),
+                hot_rows: vec![],
+                meta,
+            });
+        }
+        // A step left `running` by a process that is gone (its lock is free): it died.
+        if meta["status"] == "running" && rd.lock_free() {
+            meta["status"] = serde_json::json!("died");
+        }
         let opt_json = |name: &str| -> Value { read_json(&dir.join(name)).unwrap_or(Value::Null) };
         let resets = std::fs::read_to_string(dir.join("reset.jsonl"))
             .unwrap_or_default()

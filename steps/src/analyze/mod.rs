@@ -15,7 +15,7 @@ pub mod tprocc;
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
 use crate::ctx::Ctx;
@@ -38,7 +38,7 @@ pub struct Args {
     pub allow_mixed: bool,
     /// Sweep recommendation: the new-page share (percent of updates) at or below which a
     /// saturated fillfactor is enough (the rule: README, "Which fillfactor")
-    #[arg(long, default_value_t = DEFAULT_THRESHOLD)]
+    #[arg(long, default_value_t = DEFAULT_THRESHOLD, value_parser = crate::study::bounds::parse_percent)]
     pub threshold: f64,
 }
 
@@ -141,6 +141,28 @@ pub fn analyze_with(arm_dirs: &[PathBuf], allow_mixed: bool, threshold: f64) -> 
         markdown = format!("{md}\n{markdown}");
         json["not_at_study_settings"] = nj;
     }
+    let left_out: Vec<(String, String, String)> = runs
+        .iter()
+        .filter(|r| matches!(r.status().as_str(), "damaged" | "died"))
+        .map(|r| {
+            let why = match r.status().as_str() {
+                "damaged" => r.meta["damage"].as_str().unwrap_or("?").to_string(),
+                _ => "marked running, but no process holds it: it died".to_string(),
+            };
+            (r.name(), r.status(), why)
+        })
+        .collect();
+    if !left_out.is_empty() {
+        let mut md = String::from("**Left out, not averaged:**\n\n");
+        for (run, status, why) in &left_out {
+            md.push_str(&format!("- {run}: {status}: {why}\n"));
+        }
+        markdown = format!("{md}\n{markdown}");
+        json["left_out"] = json!(left_out
+            .iter()
+            .map(|(r, s, w)| json!({"run": r, "status": s, "why": w}))
+            .collect::<Vec<_>>());
+    }
     json["generated"] = json!(now_rfc3339());
     json["studies"] = json!(studies);
     Ok(Analysis {
@@ -193,13 +215,14 @@ fn not_at_study_settings(runs: &[ArmRun]) -> Option<(String, Value)> {
 }
 
 pub fn write(out: &Path, a: &Analysis) -> Result<()> {
-    std::fs::create_dir_all(out.join("charts"))?;
-    std::fs::write(out.join("summary.md"), &a.markdown)?;
+    std::fs::create_dir_all(out.join("charts"))
+        .with_context(|| format!("creating {}", out.join("charts").display()))?;
+    crate::io::write_atomic(&out.join("summary.md"), a.markdown.as_bytes())?;
     write_json_atomic(&out.join("summary.json"), &a.json)?;
     for (name, svg) in &a.charts {
-        std::fs::write(out.join("charts").join(name), svg)?;
+        crate::io::write_atomic(&out.join("charts").join(name), svg.as_bytes())?;
     }
-    std::fs::write(out.join("report.html"), report::html(a))?;
+    crate::io::write_atomic(&out.join("report.html"), report::html(a).as_bytes())?;
     Ok(())
 }
 

@@ -46,7 +46,7 @@ pub struct Load {
     #[arg(long, default_value_t = 2)]
     pub vus: u32,
     /// Seconds per run
-    #[arg(long, default_value_t = 60.0)]
+    #[arg(long, default_value_t = 60.0, value_parser = crate::study::bounds::parse_seconds)]
     pub duration: f64,
     /// Pairs of runs (2 = A B B A)
     #[arg(long, default_value_t = 2)]
@@ -158,6 +158,8 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     {
         return analyze::bench_analyze(ctx, *runs, *samples, *repeats);
     }
+    // A benchmark is a workload too: never while an arm holds the server.
+    crate::server::lease::ensure_free(ctx)?;
     let server = Server::ensure(ctx)?;
     // Every server benchmark runs on the settings of study 000's quick size (1 GB of shared
     // buffers and the article's WAL and checkpoint settings), whatever the last study left.

@@ -24,6 +24,10 @@ use crate::env;
 
 /// The file that marks a cluster directory as hotlab's: only under it does hotlab delete.
 pub const CLUSTER_MARKER: &str = ".hotlab-cluster";
+/// The superuser has its password (initdb `--pwfile`, or a SCRAM verifier for an older cluster).
+const PASSWORD_SET: &str = "password.set";
+/// pg_stat_statements holds no statement with a password (cleared once for older clusters).
+const STATEMENTS_CLEAN: &str = "statements.clean";
 /// The database superuser hotlab creates.
 pub const SUPERUSER: &str = "hotlab";
 /// The OS user that runs the server when hotlab itself runs as root.
@@ -216,21 +220,38 @@ impl Embedded {
         self.server_dir(&self.socket_dir(), 0o700)?;
         self.server_dir(&self.cluster_dir.join("log"), 0o700)?;
         eprintln!("hotlab: initdb {}", data.display());
-        let out = self
-            .command("initdb")
-            .args(["-D"])
-            .arg(&data)
-            .args([
-                "-U",
-                SUPERUSER,
-                "-E",
-                "UTF8",
-                "--locale=C",
-                "--auth-local=trust",
-                "--auth-host=scram-sha-256",
-            ])
-            .output()
-            .context("running initdb")?;
+        // The password: generated, stored 0600 for this user, and given to initdb in a file the
+        // server user can read for the moment initdb runs: it never travels in SQL.
+        let pw = random_password()?;
+        write_private(&self.password_path(), &pw)?;
+        let pw_dir = self.cluster_dir.join("initdb-pw");
+        let out = (|| -> Result<std::process::Output> {
+            self.server_dir(&pw_dir, 0o700)?;
+            let pw_file = pw_dir.join("pw");
+            write_private(&pw_file, &pw)?;
+            if let Some(r) = &self.run_as {
+                chown(&pw_file, Some(r.uid), Some(r.gid))
+                    .with_context(|| format!("giving {} to {}", pw_file.display(), r.name))?;
+            }
+            self.command("initdb")
+                .args(["-D"])
+                .arg(&data)
+                .args([
+                    "-U",
+                    SUPERUSER,
+                    "-E",
+                    "UTF8",
+                    "--locale=C",
+                    "--auth-local=trust",
+                    "--auth-host=scram-sha-256",
+                ])
+                .arg(format!("--pwfile={}", pw_file.display()))
+                .output()
+                .context("running initdb")
+        })();
+        // The file goes on every path, an error's too.
+        let _ = fs::remove_dir_all(&pw_dir);
+        let out = out?;
         check_output("initdb", &out)?;
         let conf = format!(
             "\n# hotlab\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '{}'\n\
@@ -243,9 +264,9 @@ impl Embedded {
             .append(true)
             .open(data.join("postgresql.conf"))?;
         f.write_all(conf.as_bytes())?;
-        // The password: generated, stored 0600 for this user; set after the first start.
-        let pw = random_password()?;
-        write_private(&self.password_path(), &pw)?;
+        // initdb set the password, and no statement ever held it.
+        fs::write(self.cluster_dir.join(PASSWORD_SET), "")?;
+        fs::write(self.cluster_dir.join(STATEMENTS_CLEAN), "")?;
         let st = State {
             port: 0,
             server_user: self
@@ -313,13 +334,18 @@ impl Embedded {
         Ok(())
     }
 
-    /// On the first start, gives the superuser its scram password over the private socket.
+    /// A cluster made by an older hotlab: gives the superuser its password as a SCRAM verifier
+    /// computed here (as psql's `\password` does), with statement tracking off for that one
+    /// statement; then, once, clears the statement statistics an older hotlab left holding
+    /// `ALTER ROLE … PASSWORD '<password>'` (pg_stat_statements and its query-text file).
     fn set_password_if_needed(&self) -> Result<()> {
-        let marker = self.cluster_dir.join("password.set");
-        if marker.exists() {
+        let (set, clean) = (
+            self.cluster_dir.join(PASSWORD_SET),
+            self.cluster_dir.join(STATEMENTS_CLEAN),
+        );
+        if set.exists() && clean.exists() {
             return Ok(());
         }
-        let pw = fs::read_to_string(self.password_path())?;
         let st = self.state()?;
         let mut c = postgres::Config::new()
             .host_path(self.socket_dir())
@@ -328,11 +354,22 @@ impl Embedded {
             .dbname("postgres")
             .connect(postgres::NoTls)
             .context("connecting over the private socket to set the password")?;
-        c.batch_execute(&format!(
-            "ALTER ROLE {SUPERUSER} PASSWORD '{}'",
-            pw.trim().replace('\'', "''")
-        ))?;
-        fs::write(marker, "")?;
+        if !set.exists() {
+            let pw = fs::read_to_string(self.password_path())?;
+            let verifier = postgres_protocol::password::scram_sha_256(pw.trim().as_bytes());
+            c.batch_execute(&format!(
+                "SET pg_stat_statements.track = 'none'; SET log_statement = 'none'; \
+                 ALTER ROLE {SUPERUSER} PASSWORD '{}'",
+                verifier.replace('\'', "''")
+            ))?;
+            fs::write(&set, "")?;
+        }
+        c.batch_execute(
+            "CREATE EXTENSION IF NOT EXISTS pg_stat_statements; SELECT pg_stat_statements_reset()",
+        )
+        .context("clearing pg_stat_statements once (an older hotlab left the password in it)")?;
+        eprintln!("hotlab: pg_stat_statements cleared once: an older hotlab set the server password by a statement it recorded");
+        fs::write(&clean, "")?;
         Ok(())
     }
 

@@ -97,8 +97,39 @@ pub fn confine(postmaster: i32, bytes: u64) -> Result<Confinement, String> {
     let Some((mount, version)) = controller() else {
         return Err("this kernel has no cgroup memory controller mounted".into());
     };
-    let rel = cgroup_of(postmaster, version)
+    let mut rel = cgroup_of(postmaster, version)
         .ok_or_else(|| format!("the server (pid {postmaster}) has no memory cgroup"))?;
+    // A `hotlab-*` cgroup the server is still in was left by a run that was killed (one
+    // workload per server: no other run confines it now). Move the server back out and remove
+    // it, so the new cgroup is made beside it, never inside.
+    loop {
+        let (parent, last) = rel.rsplit_once('/').unwrap_or(("", rel.as_str()));
+        if !last.starts_with("hotlab-") {
+            break;
+        }
+        let (stale, parent) = (mount.join(&rel), parent.to_string());
+        move_pids(
+            &mount.join(&parent).join("cgroup.procs"),
+            &server_pids(postmaster),
+        )?;
+        for _ in 0..50 {
+            let procs = fs::read_to_string(stale.join("cgroup.procs")).unwrap_or_default();
+            let left: Vec<i32> = procs
+                .lines()
+                .filter_map(|l| l.trim().parse().ok())
+                .collect();
+            let _ = move_pids(&mount.join(&parent).join("cgroup.procs"), &left);
+            if fs::remove_dir(&stale).is_ok() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        eprintln!(
+            "hotlab: the server was left in {} by a killed run; moved out and removed",
+            stale.display()
+        );
+        rel = parent;
+    }
     let home = mount.join(&rel);
     if version == 2 {
         let delegated = fs::read_to_string(home.join("cgroup.subtree_control")).unwrap_or_default();

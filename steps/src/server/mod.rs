@@ -6,6 +6,7 @@
 pub mod compose;
 pub mod embedded;
 pub mod external;
+pub mod lease;
 pub mod memlimit;
 pub mod procfs;
 pub mod provision;
@@ -104,10 +105,23 @@ impl Server {
             BackendKind::Compose => compose::ensure(ctx)?,
             BackendKind::External => external::open()?,
         };
-        server
-            .connect(&server.conn.admin_db)
-            .with_context(|| server.unreachable_hint())?;
-        Ok(server)
+        // hotlab's own server may be half-way through a stop or a start another process began
+        // (a reset-cold interrupted while pg_ctl ran): wait for it to settle, start it again if
+        // it stopped, for up to a minute.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            match server.connect(&server.conn.admin_db) {
+                Ok(_) => return Ok(server),
+                Err(e) => match &server.embedded {
+                    Some(em) if std::time::Instant::now() < deadline => {
+                        std::thread::sleep(std::time::Duration::from_millis(500));
+                        em.ensure_started()?;
+                        let _ = e;
+                    }
+                    _ => return Err(e).with_context(|| server.unreachable_hint()),
+                },
+            }
+        }
     }
 
     fn unreachable_hint(&self) -> String {
@@ -375,12 +389,19 @@ pub enum Action {
         #[arg(long)]
         dry_run: bool,
     },
-    /// Open psql on the server (optionally on one database)
+    /// Open psql on the server, on this terminal (`server psql -- -c 'select 1'` passes
+    /// arguments through)
     Psql {
         /// Database to open (default: postgres)
         #[arg(long, default_value = "postgres")]
         db: String,
+        /// Arguments for psql
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
     },
+    /// Free the server's workload lease left by an arm whose process is gone (refused while a
+    /// step runs)
+    Release,
 }
 
 pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
@@ -400,15 +421,22 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         },
         Action::Status { json } => status(ctx, *json),
         Action::Gc { dry_run } => gc(ctx, *dry_run),
-        Action::Psql { db } => {
+        Action::Psql { db, args } => {
             let s = Server::ensure(ctx)?;
-            let sh = crate::proc::shell()?;
-            let psql = s.bin("psql");
-            xshell::cmd!(sh, "{psql}")
-                .envs(s.conn.libpq_env(db))
-                .quiet()
-                .run()
-                .context("psql failed")?;
+            // duct inherits stdin, stdout and stderr: psql talks to the terminal.
+            let mut cmd = duct::cmd(s.bin("psql"), args).unchecked();
+            for (k, v) in s.conn.libpq_env(db) {
+                cmd = cmd.env(k, v);
+            }
+            let out = cmd.run().context("starting psql")?;
+            if !out.status.success() {
+                bail!("psql exited with {}", out.status);
+            }
+            Ok(())
+        }
+        Action::Release => {
+            let was = lease::release(ctx)?;
+            eprintln!("hotlab: server lease released (it was: {was})");
             Ok(())
         }
     }
@@ -459,6 +487,13 @@ fn status(ctx: &Ctx, json: bool) -> Result<()> {
         out["version"] = d["version"].clone();
         out["port"] = d["port"].clone();
         out["running"] = serde_json::json!(true);
+    }
+    if let Ok(r) = lease::current(ctx) {
+        out["workload_lease"] = serde_json::json!(if r.live(ctx.lease_idle_s) {
+            r.describe()
+        } else {
+            "free".to_string()
+        });
     }
     if json {
         println!("{}", serde_json::to_string_pretty(&out)?);

@@ -4,6 +4,7 @@
 //! typed, fully resolved plan every later step reads from the arm's meta.json. Reads the YAML;
 //! writes nothing. Sits under the run directory, the server and the workloads.
 
+pub mod bounds;
 pub mod pgbench;
 pub mod plan;
 pub mod scale;
@@ -96,7 +97,9 @@ struct RawStudy {
     default_size: String,
     #[serde(default)]
     server: BTreeMap<String, String>,
-    sizes: BTreeMap<String, serde_json::Value>,
+    // YAML values, not JSON ones: JSON has no NaN or infinity, and would turn `.nan` into null
+    // (a missing field) instead of a value the size's checks refuse.
+    sizes: BTreeMap<String, serde_norway::Value>,
     tables: Vec<String>,
     rewrite: Vec<String>,
     #[serde(default)]
@@ -114,11 +117,11 @@ impl TryFrom<RawStudy> for Study {
     fn try_from(r: RawStudy) -> Result<Study, String> {
         fn typed<T: serde::de::DeserializeOwned>(
             w: &str,
-            m: BTreeMap<String, serde_json::Value>,
+            m: BTreeMap<String, serde_norway::Value>,
         ) -> Result<BTreeMap<String, T>, String> {
             m.into_iter()
                 .map(|(k, v)| {
-                    serde_json::from_value(v)
+                    serde_norway::from_value(v)
                         .map(|s| (k.clone(), s))
                         .map_err(|e| format!("sizes.{k} ({w} size): {e}"))
                 })
@@ -305,6 +308,104 @@ fn validate_study(s: &Study) -> Result<()> {
             bail!("table {t} in rewrite/vacuum_timing is not in the study's tables");
         }
     }
+    for t in &s.tables {
+        check_ident("table", t)?;
+    }
+    for a in &s.arms {
+        for i in a.index_fillfactor.keys() {
+            check_ident("index", i)?;
+        }
+    }
+    check_settings("server", &s.server)?;
+    for name in s.sizes.names() {
+        let size = s.sizes.get(&name).expect("a listed size");
+        check_settings(&format!("sizes.{name}.server"), size.server())?;
+    }
+    Ok(())
+}
+
+/// Settings a study may not touch: how the server is reached and where its files are. hotlab
+/// sets these itself (loopback only, its own socket directory), and a study that changed them
+/// would change them for every later study.
+pub const FORBIDDEN_SETTINGS: &[&str] = &[
+    "listen_addresses",
+    "port",
+    "hba_file",
+    "ident_file",
+    "data_directory",
+    "config_file",
+];
+
+/// The libraries hotlab itself preloads; a study may name no other.
+pub const PRELOADED: &[&str] = &["pg_stat_statements"];
+
+fn check_settings(where_: &str, settings: &BTreeMap<String, String>) -> Result<()> {
+    for (k, v) in settings {
+        let key = k.to_ascii_lowercase();
+        let forbidden = FORBIDDEN_SETTINGS.contains(&key.as_str())
+            || key.starts_with("unix_socket_")
+            || key.starts_with("ssl");
+        if forbidden {
+            bail!(
+                "{where_}: {k} is the server's own (how it is reached, or where its files are); a study may not set it: remove it from the study file"
+            );
+        }
+        if key == "shared_preload_libraries" {
+            let extra: Vec<&str> = v
+                .split(',')
+                .map(|l| l.trim().trim_matches('\'').trim_matches('"'))
+                .filter(|l| !l.is_empty() && !PRELOADED.contains(l))
+                .collect();
+            if !extra.is_empty() {
+                bail!(
+                    "{where_}: shared_preload_libraries may hold only what hotlab loads ({}), not {}: remove it from the study file",
+                    PRELOADED.join(", "),
+                    extra.join(", ")
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A relation name as a study writes it: an SQL identifier exactly as in its DDL, optionally
+/// schema-qualified; unquoted (`small_table`, folded to lower case as SQL does) or quoted
+/// (`"MyTable"`, `"odd;name"`, a quote doubled). Every step uses the name as written, so it
+/// resolves the same way everywhere; anything else is refused here, in one line.
+pub fn check_ident(what: &str, name: &str) -> Result<()> {
+    fn part(s: &str) -> Option<&str> {
+        // One identifier at the start of `s`; returns the rest.
+        if let Some(q) = s.strip_prefix('"') {
+            let b = q.as_bytes();
+            let mut i = 0;
+            while i < b.len() {
+                if b[i] == b'"' {
+                    if b.get(i + 1) == Some(&b'"') {
+                        i += 2;
+                        continue;
+                    }
+                    return (i > 0).then(|| &q[i + 1..]);
+                }
+                i += 1;
+            }
+            return None;
+        }
+        let end = s
+            .char_indices()
+            .find(|(_, c)| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '$'))
+            .map(|(i, _)| i)
+            .unwrap_or(s.len());
+        let first = s.chars().next()?;
+        (end > 0 && (first.is_ascii_alphabetic() || first == '_')).then(|| &s[end..])
+    }
+    let ok = part(name)
+        .is_some_and(|rest| rest.is_empty() || rest.strip_prefix('.').and_then(part) == Some(""));
+    if !ok || name.len() > 2 * 63 + 5 {
+        bail!(
+            "{what} name {name} is not an SQL identifier; write it as in the DDL: a plain name, or quoted like '\"{}\"' (in YAML, inside single quotes)",
+            name.replace('"', "\"\"")
+        );
+    }
     Ok(())
 }
 
@@ -392,6 +493,65 @@ pub fn check_arm_vars(a: &Arm, files: &PgbenchFiles) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn relation_names_are_sql_identifiers_as_written() {
+        for ok in [
+            "small_table",
+            "MyTable",
+            "\"MyTable\"",
+            "\"my;table\"",
+            "\"a\"\"b\"",
+            "s.t",
+            "\"S\".\"T\"",
+        ] {
+            assert!(check_ident("table", ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "my;table",
+            "a b",
+            "\"open",
+            "\"\"",
+            "1abc",
+            "s.",
+            ".t",
+            "t; DROP TABLE x",
+            "",
+        ] {
+            let e = check_ident("table", bad).unwrap_err().to_string();
+            assert!(e.contains("not an SQL identifier"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_study_may_not_move_the_server() {
+        let m = |k: &str, v: &str| BTreeMap::from([(k.to_string(), v.to_string())]);
+        for k in [
+            "listen_addresses",
+            "port",
+            "unix_socket_directories",
+            "ssl",
+            "ssl_cert_file",
+            "hba_file",
+            "data_directory",
+        ] {
+            assert!(check_settings("server", &m(k, "x")).is_err(), "{k}");
+        }
+        assert!(check_settings(
+            "server",
+            &m("shared_preload_libraries", "pg_stat_statements")
+        )
+        .is_ok());
+        assert!(check_settings(
+            "server",
+            &m(
+                "shared_preload_libraries",
+                "pg_stat_statements,auto_explain"
+            )
+        )
+        .is_err());
+        assert!(check_settings("server", &m("shared_buffers", "200MB")).is_ok());
+    }
 
     #[test]
     fn unknown_keys_are_refused() {

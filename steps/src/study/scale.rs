@@ -184,9 +184,7 @@ pub fn derive(
             let article = from.nopm_per_warehouse.with_context(|| {
                 format!("size {} has no nopm_per_warehouse (the article's churn)", scale.from)
             })?;
-            if n <= 0.0 {
-                bail!("nopm_per_warehouse must be positive (got {n})");
-            }
+            super::bounds::count("nopm_per_warehouse", n, 1e-6, 1e9)?;
             (article / n, format!("{article} / {n:.0} new orders per warehouse per minute, {src}"))
         }
         (None, Some(t)) => (t, "time_factor from the study file".to_string()),
@@ -194,9 +192,7 @@ pub fn derive(
             "scale: needs nopm_per_warehouse (this machine's new orders per warehouse per minute) or time_factor"
         ),
     };
-    if t <= 0.0 {
-        bail!("the time factor must be positive (got {t})");
-    }
+    super::bounds::count("the time factor", t, 1e-6, 1e6)?;
     let server = super::merge_settings(study_server, &from.server);
     let mut values = BTreeMap::new();
     let mut out_server = BTreeMap::new();
@@ -352,12 +348,7 @@ pub fn derive_pgbench(
     if !(f > 0.0 && f <= 1.0) {
         bail!("scale.factor must be above 0 and at most 1 (got {f})");
     }
-    if scale.article_tps <= 0.0 {
-        bail!(
-            "scale.article_tps must be positive (got {})",
-            scale.article_tps
-        );
-    }
+    super::bounds::count("scale.article_tps", scale.article_tps, 1e-6, 1e9)?;
     let from_duration = from.duration_s.with_context(|| {
         format!(
             "size {} has no duration_s: the article's run time is what the transactions scale from",

@@ -209,10 +209,8 @@ impl PgbenchSize {
             (Some(_), Some(_)) | (None, None) => {
                 anyhow::bail!("give either duration_s or transactions (one of them)")
             }
-            (Some(d), None) if !d.is_finite() || d <= 0.0 => {
-                anyhow::bail!(
-                    "the measured duration must be a positive number of seconds (got {d})"
-                )
+            (Some(d), None) => {
+                super::bounds::seconds("duration_s", d, 1.0)?;
             }
             (None, Some(t)) if t == 0 || !t.is_multiple_of(self.clients as u64) => anyhow::bail!(
                 "transactions ({t}) must be positive and divide evenly among {} clients",
@@ -220,11 +218,8 @@ impl PgbenchSize {
             ),
             _ => {}
         }
-        if self.rampup_s.is_some_and(|r| !r.is_finite() || r < 0.0) {
-            anyhow::bail!(
-                "the ramp-up must be zero or a positive number of seconds (got {})",
-                self.rampup_s.unwrap_or_default()
-            );
+        if let Some(r) = self.rampup_s {
+            super::bounds::seconds("rampup_s", r, 0.0)?;
         }
         check_vars(&self.vars)?;
         check_snapshot_every(self.snapshot_every_s)
@@ -269,25 +264,19 @@ impl TproccSize {
         if self.vus == Some(0) {
             anyhow::bail!("vus must be at least 1");
         }
-        if self.duration_s.is_some_and(|d| !d.is_finite() || d <= 0.0) {
-            anyhow::bail!(
-                "the measured duration must be a positive number of seconds (got {})",
-                self.duration_s.unwrap_or_default()
-            );
+        if let Some(d) = self.duration_s {
+            super::bounds::seconds("duration_s", d, 1.0)?;
         }
-        if self.rampup_s.is_some_and(|r| !r.is_finite() || r < 0.0) {
-            anyhow::bail!(
-                "the ramp-up must be zero or a positive number of seconds (got {})",
-                self.rampup_s.unwrap_or_default()
-            );
+        if let Some(r) = self.rampup_s {
+            super::bounds::seconds("rampup_s", r, 0.0)?;
         }
         check_snapshot_every(self.snapshot_every_s)
     }
 }
 
 fn check_snapshot_every(e: Option<f64>) -> anyhow::Result<()> {
-    if e.is_some_and(|e| !e.is_finite() || e <= 0.0) {
-        anyhow::bail!("snapshot_every_s must be a positive number of seconds");
+    if let Some(e) = e {
+        super::bounds::seconds("snapshot_every_s", e, 0.1)?;
     }
     Ok(())
 }

@@ -6,7 +6,6 @@
 
 use anyhow::{Context, Result};
 
-use crate::server::ident;
 use crate::study::pgbench::{substitute, PgbenchFiles};
 use crate::study::{Arm, BuildRoute, PgbenchSize};
 
@@ -119,16 +118,11 @@ fn create_with_sql(arm: &Arm) -> String {
         "-- hotlab: build create-with: the arm's fillfactor on the empty relations, before the load\n",
     );
     for (t, ff) in &arm.fillfactor {
-        sql.push_str(&format!(
-            "ALTER TABLE {} SET (fillfactor = {ff});\n",
-            ident(t)
-        ));
+        // Names as the study writes them (checked SQL identifiers, quoted where they need it).
+        sql.push_str(&format!("ALTER TABLE {t} SET (fillfactor = {ff});\n"));
     }
     for (i, ff) in &arm.index_fillfactor {
-        sql.push_str(&format!(
-            "ALTER INDEX {} SET (fillfactor = {ff});\n",
-            ident(i)
-        ));
+        sql.push_str(&format!("ALTER INDEX {i} SET (fillfactor = {ff});\n"));
     }
     sql
 }
