@@ -187,6 +187,8 @@ pub fn ensure_template(server: &Server, loader: &Loader, reload: bool) -> Result
 
 pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     let rd = RunDir::open(&args.run)?;
+    // Check first: a run directory without a plan is refused before anything is recorded.
+    rd.plan()?;
     crate::server::lease::cycle_step(
         ctx,
         &rd,

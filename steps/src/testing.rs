@@ -50,7 +50,7 @@ pub fn ctx(name: &str) -> Ctx {
         home: default_home(),
         cluster_dir: test_cluster(),
         backend: BackendKind::Embedded,
-        wait: false,
+        wait: true,
         // A test arm stopped half-way (built, never run) does not keep the server from the next
         // test: the lease lapses as soon as no step runs. Tests of the lease set their own.
         lease_idle_s: 0,
@@ -68,6 +68,9 @@ pub fn env_of(ctx: &Ctx) -> Vec<(String, String)> {
         ),
         ("HOTLAB_BACKEND".into(), "embedded".into()),
         ("HOTLAB_LEASE_IDLE_S".into(), ctx.lease_idle_s.to_string()),
+        // Tests of one binary run side by side: their arms queue for the server (one workload
+        // per server) instead of failing. The tests of the refusal set HOTLAB_WAIT=0.
+        ("HOTLAB_WAIT".into(), "1".into()),
     ]
 }
 

@@ -41,6 +41,7 @@ pub struct Args {
 pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     let rd = RunDir::open(&args.run)?;
     let db = rd.database()?;
+    rd.plan()?;
     crate::server::lease::cycle_step(
         ctx,
         &rd,

@@ -18,6 +18,7 @@ fn xtask(ctx: &Ctx, idle: u64) -> Command {
     let mut c = Command::new(testing::xtask_binary().unwrap());
     c.envs(testing::env_of(ctx))
         .env("HOTLAB_LEASE_IDLE_S", idle.to_string())
+        .env("HOTLAB_WAIT", "0")
         .current_dir(steps::ctx::project_root());
     c
 }
@@ -171,7 +172,7 @@ fn umount(d: &Path) {
     let _ = std::fs::remove_dir_all(d);
 }
 
-/// 1. A second `run` refused because the first still runs moves nothing: the first finishes
+/// Defect 1: A second `run` refused because the first still runs moves nothing: the first finishes
 /// `complete` with every sample, and analyze has its figures.
 #[test]
 fn a_refused_second_run_strips_nothing() {
@@ -203,7 +204,7 @@ fn a_refused_second_run_strips_nothing() {
     );
 }
 
-/// 2. `init --force` is refused while an arm of the directory is locked, and names the arm.
+/// Defect 2: `init --force` is refused while an arm of the directory is locked, and names the arm.
 #[test]
 fn init_force_refuses_while_an_arm_runs() {
     let _g = testing::serial();
@@ -243,7 +244,7 @@ fn init_force_refuses_while_an_arm_runs() {
     );
 }
 
-/// 3. One workload per server: a second arm's step is refused naming the holder (or waits with
+/// Defect 3: One workload per server: a second arm's step is refused naming the holder (or waits with
 /// `--wait`), and an arm whose cold start another arm took is refused too.
 #[test]
 fn one_workload_per_server() {
@@ -289,9 +290,54 @@ fn one_workload_per_server() {
     );
     assert_eq!(files(&a), before);
     ok(&run(&ctx, &["server", "release"]), "server release");
+    // A server hotlab does not own (the test cluster reached by URL): the lease lives in
+    // hotlab's probe database, so two machines driving one server see each other.
+    let cluster = testing::test_cluster();
+    let state = read_json(&cluster.join("server.json")).unwrap();
+    let pw = std::fs::read_to_string(cluster.join("password")).unwrap();
+    let url = format!(
+        "postgres://hotlab:{}@127.0.0.1:{}/postgres",
+        pw.trim(),
+        state["port"]
+    );
+    let ext = |idle: u64, args: &[&str]| {
+        xtask(&ctx, idle)
+            .env("HOTLAB_BACKEND", "external")
+            .env("DATABASE_URL", &url)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let c = init(&ctx, "spv", "ci", "ff100", &ctx.runs_dir().join("c"));
+    let d = init(&ctx, "spv", "ci", "ff50", &ctx.runs_dir().join("d"));
+    let (sc, sd) = (c.to_str().unwrap(), d.to_str().unwrap());
+    ok(
+        &ext(300, &["reset-cold", "--run", sc]),
+        "external reset-cold c",
+    );
+    let o = ext(300, &["reset-cold", "--run", sd]);
+    let err = refused(
+        &o,
+        "a second arm on the external server",
+        "the server is in use",
+    );
+    assert!(err.contains(sc), "{err}");
+    let o = ext(300, &["server", "status", "--json"]);
+    ok(&o, "server status");
+    let status: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(
+        status["workload_lease"].as_str().unwrap().contains(sc),
+        "{status}"
+    );
+    ok(&ext(300, &["server", "release"]), "external server release");
+    ok(
+        &ext(300, &["reset-cold", "--run", sd]),
+        "external reset-cold d",
+    );
+    ok(&ext(300, &["server", "release"]), "external server release");
 }
 
-/// 4. A result file cut short, or a workload.json that does not parse, makes the arm
+/// Defect 4: A result file cut short, or a workload.json that does not parse, makes the arm
 /// `damaged` in the report, naming the file, and it is never averaged in.
 #[test]
 fn truncated_results_are_damaged_and_left_out() {
@@ -352,7 +398,7 @@ fn truncated_results_are_damaged_and_left_out() {
     );
 }
 
-/// 5. Durations and thresholds have bounds, checked before anything acts; no panic path.
+/// Defect 5: Durations and thresholds have bounds, checked before anything acts; no panic path.
 #[test]
 fn durations_and_thresholds_have_bounds() {
     let _g = testing::serial();
@@ -401,7 +447,7 @@ fn durations_and_thresholds_have_bounds() {
     refused(&o, "a NaN ramp-up", "rampup_s");
 }
 
-/// 6. The superuser's password is nowhere in the server's statistics, its log or the files
+/// Defect 6: The superuser's password is nowhere in the server's statistics, its log or the files
 /// under the cluster (the 0600 `password` file, hotlab's own copy for its clients, aside); a
 /// cluster an older hotlab left with the statement in pg_stat_statements is cleared once.
 #[test]
@@ -454,7 +500,7 @@ fn no_password_in_the_servers_statistics() {
     let _ = std::fs::remove_dir_all(&ctx.cluster_dir);
 }
 
-/// 7. Bad input does not change an arm's status.
+/// Defect 7: Bad input does not change an arm's status.
 #[test]
 fn bad_input_keeps_the_arms_status() {
     let _g = testing::serial();
@@ -475,7 +521,7 @@ fn bad_input_keeps_the_arms_status() {
     assert_eq!(runs.values().next().unwrap()["status"], "complete");
 }
 
-/// 8. After a SIGKILL of `run`: analyze says `died`, and the next run moves the server out of
+/// Defect 8: After a SIGKILL of `run`: analyze says `died`, and the next run moves the server out of
 /// the killed run's memory cgroup instead of nesting a new one inside it.
 #[test]
 fn a_killed_run_is_reported_died_and_its_cgroup_is_not_nested() {
@@ -536,7 +582,7 @@ fn a_killed_run_is_reported_died_and_its_cgroup_is_not_nested() {
     assert_eq!(m["steps"]["run"]["status"], "complete");
 }
 
-/// 9. A quoted table name works end to end: fillfactor, rewrite, run, vacuum timing.
+/// Defect 9: A quoted table name works end to end: fillfactor, rewrite, run, vacuum timing.
 #[test]
 fn quoted_table_names_take_a_fillfactor() {
     let _g = testing::serial();
@@ -604,7 +650,7 @@ arms:
     );
 }
 
-/// 10. `server psql` talks to the terminal (stdin is inherited) and passes its arguments on.
+/// Defect 10: `server psql` talks to the terminal (stdin is inherited) and passes its arguments on.
 #[test]
 fn server_psql_is_interactive() {
     let _g = testing::serial();
@@ -630,7 +676,7 @@ fn server_psql_is_interactive() {
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "42");
 }
 
-/// 11. A study may not set how the server is reached or where its files are.
+/// Defect 11: A study may not set how the server is reached or where its files are.
 #[test]
 fn a_study_may_not_move_the_server() {
     let _g = testing::serial();
@@ -659,7 +705,7 @@ fn a_study_may_not_move_the_server() {
     std::fs::write(&y, text).unwrap();
 }
 
-/// 12. A full disk leaves no temporary files and no partial row, and every error names its file.
+/// Defect 12: A full disk leaves no temporary files and no partial row, and every error names its file.
 #[test]
 fn a_full_disk_leaves_no_litter() {
     let _g = testing::serial();

@@ -298,7 +298,10 @@ fn build_routes_and_arm_vars_at_ci() {
     let heap = |r: &ArmRun| r.table("small_table", "heap_bytes").first.unwrap();
     assert!(heap(cw) > 1.8 * heap(rw), "{} {}", heap(cw), heap(rw));
     let ddl = std::fs::read_to_string(cw.dir.join("ddl.sql")).unwrap();
-    assert!(ddl.contains("ALTER TABLE \"small_table\" SET (fillfactor = 50)"));
+    assert!(
+        ddl.contains("ALTER TABLE small_table SET (fillfactor = 50)"),
+        "{ddl}"
+    );
     // The arm's layout reached the load: recent puts the hit rows in the newest 4 of 20 groups
     // (a fifth of the pages), spread puts one on nearly every page.
     let spread = by("ori-spread");

@@ -250,8 +250,9 @@ fn analyze_rolls_partitions_up_into_their_parent() {
     let r = analyze::load::ArmRun::load(&dir).unwrap();
     let upd = r.table("p", "n_tup_upd").delta.unwrap();
     assert_eq!(upd, 4000.0);
-    // A table name with a comma and a quote survives the snapshot file and analyze's reading.
-    assert_eq!(r.table("odd,\"name", "n_live_tup").last, Some(123.0));
+    // A table name with a comma and a quote survives the snapshot file and analyze's reading,
+    // named as SQL (and a study) writes it: quoted, the quote doubled.
+    assert_eq!(r.table("\"odd,\"\"name\"", "n_live_tup").last, Some(123.0));
     let parts: f64 = ["p0", "p1", "p2", "p3"]
         .iter()
         .map(|t| r.table(t, "n_tup_upd").delta.unwrap())

@@ -12,7 +12,7 @@ use steps::Ctx;
 pub struct Cli {
     /// When another arm holds the server (one workload per server), wait for it with a
     /// progress line instead of refusing
-    #[arg(long, global = true, env = "HOTLAB_WAIT")]
+    #[arg(long, global = true, env = "HOTLAB_WAIT", value_parser = clap::builder::BoolishValueParser::new())]
     pub wait: bool,
     #[command(subcommand)]
     pub step: Step,

@@ -10,9 +10,9 @@
 //! updated under a transaction advisory lock, so that two machines driving one server see each
 //! other.
 //!
-//! Every taking counts a generation. An arm records the generation it took the server in; a
-//! later step of that arm that finds the generation moved (another arm ran in between, after
-//! this one's lease lapsed) is refused: its cold start is gone.
+//! Every taking counts a generation. An arm records the generation its `reset-cold` took the
+//! server in; a later step of that arm that finds the generation moved (another arm ran in
+//! between, after this one's lease lapsed) is refused: its cold start is gone.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -227,6 +227,8 @@ pub struct Lease {
     arm: String,
     step: String,
     pub generation: u64,
+    /// The generation of the arm's last reset-cold (this one's, for a reset-cold).
+    cold_generation: Option<u64>,
 }
 
 enum Taken {
@@ -244,7 +246,8 @@ pub fn take(ctx: &Ctx, rd: &RunDir, step: &str) -> Result<Lease> {
         .find(|m| Path::new(m.as_str()).file_name() == rd.path.file_name())
         .cloned()
         .unwrap_or_else(|| holder.clone());
-    let mine = rd.meta()?["server_lease"]["generation"].as_u64();
+    // The generation this arm's last reset-cold took the server in: its cold start.
+    let mine = rd.meta()?["server_lease"]["cold_generation"].as_u64();
     let starts = step == "reset-cold";
     let started = Instant::now();
     let mut told: Option<Instant> = None;
@@ -287,6 +290,7 @@ pub fn take(ctx: &Ctx, rd: &RunDir, step: &str) -> Result<Lease> {
                     arm,
                     step: step.to_string(),
                     generation,
+                    cold_generation: if starts { Some(generation) } else { mine },
                 })
             }
             Taken::Busy(who) if !ctx.wait => bail!(
@@ -338,7 +342,8 @@ impl Lease {
 
     /// What meta.json records of the lease.
     pub fn json(&self) -> serde_json::Value {
-        json!({"generation": self.generation, "holder": self.holder})
+        json!({"generation": self.generation, "cold_generation": self.cold_generation,
+               "holder": self.holder})
     }
 }
 
@@ -391,7 +396,7 @@ pub fn cycle_step(
 /// server without belonging to an arm (`reset-cold` without `--run`).
 pub fn ensure_free(ctx: &Ctx) -> Result<()> {
     let store = Store::of(ctx)?;
-    let started = Instant::now();
+    let mut told: Option<Instant> = None;
     loop {
         let r = store.update(|r| Ok(r.clone()))?;
         if !r.live(ctx.lease_idle_s) {
@@ -403,8 +408,9 @@ pub fn ensure_free(ctx: &Ctx) -> Result<()> {
                 r.describe()
             );
         }
-        if started.elapsed().as_secs() % 10 == 0 {
+        if told.is_none_or(|t| t.elapsed() >= Duration::from_secs(10)) {
             eprintln!("hotlab: waiting for the server: {}", r.describe());
+            told = Some(Instant::now());
         }
         if crate::interrupt::interrupted() {
             bail!("interrupted while waiting for the server");
