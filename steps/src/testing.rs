@@ -32,6 +32,16 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// The PID of the postmaster of the cluster in `cluster_dir` (from its postmaster.pid).
+pub fn postmaster_pid(cluster_dir: &Path) -> i32 {
+    std::fs::read_to_string(cluster_dir.join("data/postmaster.pid"))
+        .expect("a running cluster has a postmaster.pid")
+        .lines()
+        .next()
+        .and_then(|l| l.trim().parse().ok())
+        .expect("postmaster.pid starts with the PID")
+}
+
 /// A fresh data directory (studies and reference copied from the repository, runs empty).
 pub fn data_dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("hotlab-test-{name}-{}", std::process::id()));

@@ -124,6 +124,26 @@ fn measured_samples(arm: &Path) -> usize {
         .count()
 }
 
+/// `run` of `arm` for `duration` seconds (no ramp-up) in the background, once its measured
+/// window has its first sample.
+fn started_run(ctx: &Ctx, arm: &Path, duration: &str) -> std::process::Child {
+    let child = xtask(ctx, 0)
+        .args([
+            "run",
+            "--run",
+            arm.to_str().unwrap(),
+            "--rampup",
+            "0",
+            "--duration",
+            duration,
+        ])
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for("the run's window", 120, || measured_samples(arm) >= 1);
+    child
+}
+
 /// The runs of an analyze of `dir`, by arm directory name.
 fn analyzed(ctx: &Ctx, dir: &Path) -> BTreeMap<String, serde_json::Value> {
     ok(&run(ctx, &["analyze", dir.to_str().unwrap()]), "analyze");
@@ -181,12 +201,7 @@ fn a_refused_second_run_strips_nothing() {
     let dir = ctx.runs_dir().join("c2");
     let a = prep(&ctx, "hexacluster-tprocc", "ci", "default", &dir);
     let s = a.to_str().unwrap();
-    let mut first = xtask(&ctx, 0)
-        .args(["run", "--run", s, "--rampup", "0", "--duration", "10"])
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for("the first run's window", 120, || measured_samples(&a) >= 1);
+    let mut first = started_run(&ctx, &a, "10");
     let o = run(&ctx, &["run", "--run", s]);
     refused(&o, "a second run", "in use");
     assert!(
@@ -530,12 +545,7 @@ fn a_killed_run_is_reported_died_and_its_cgroup_is_not_nested() {
     let dir = ctx.runs_dir().join("k");
     let a = prep(&ctx, "hexacluster-tprocc", "ci", "default", &dir);
     let s = a.to_str().unwrap();
-    let mut child = xtask(&ctx, 0)
-        .args(["run", "--run", s, "--rampup", "0", "--duration", "60"])
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for("the run's window", 120, || measured_samples(&a) >= 1);
+    let mut child = started_run(&ctx, &a, "60");
     child.kill().unwrap();
     child.wait().unwrap();
     assert_eq!(
@@ -545,17 +555,10 @@ fn a_killed_run_is_reported_died_and_its_cgroup_is_not_nested() {
     );
     let runs = analyzed(&ctx, &dir);
     assert_eq!(runs.values().next().unwrap()["status"], "died");
-    let postmaster = || -> i32 {
-        std::fs::read_to_string(ctx.cluster_dir.join("data/postmaster.pid"))
-            .unwrap()
-            .lines()
-            .next()
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap()
+    let cgroup = || {
+        let pid = testing::postmaster_pid(&ctx.cluster_dir);
+        std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap()
     };
-    let cgroup = || std::fs::read_to_string(format!("/proc/{}/cgroup", postmaster())).unwrap();
     let confined = read_json(&a.join("meta.json")).unwrap()["memory_limit"]["applied"] == true;
     if confined {
         assert!(

@@ -261,14 +261,7 @@ fn a_server_crash_mid_window_fails_the_arm_and_the_next_arm_runs() {
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
     let before = measured(first);
-    let pid: i32 = std::fs::read_to_string(testing::test_cluster().join("data/postmaster.pid"))
-        .unwrap()
-        .lines()
-        .next()
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    let pid = testing::postmaster_pid(&testing::test_cluster());
     // SAFETY: signalling the test cluster's postmaster, which this test suite started.
     assert_eq!(unsafe { libc::kill(pid, libc::SIGQUIT) }, 0);
     let status = child.wait().unwrap();
