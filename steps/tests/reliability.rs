@@ -471,7 +471,14 @@ fn no_password_in_the_servers_statistics() {
     let mut ctx = testing::ctx("rel-secret");
     ctx.cluster_dir = std::env::temp_dir().join(format!("hotlab-secret-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&ctx.cluster_dir);
-    ok(&run(&ctx, &["server", "start"]), "server start");
+    // The first contact is an arm's first step, as a new user's is: the step claims the new
+    // cluster directory for its lease and the server in it (the lease must not make it look
+    // like someone else's directory).
+    let a = init(&ctx, "spv", "ci", "ff100", &ctx.runs_dir().join("first"));
+    ok(
+        &run(&ctx, &["reset-cold", "--run", a.to_str().unwrap()]),
+        "reset-cold on a new cluster",
+    );
     let pw = std::fs::read_to_string(ctx.cluster_dir.join("password"))
         .unwrap()
         .trim()

@@ -116,35 +116,9 @@ impl Embedded {
 
     /// Holds an exclusive lock on the cluster directory while it is initialised or started.
     /// Makes sure the cluster directory is hotlab's before anything under it is created or
-    /// deleted: it carries `CLUSTER_MARKER`, or it is new or empty (then it gets the marker), or
-    /// it is a cluster an older hotlab made (server.json beside an initialised data/: marked
-    /// now). Anything else is someone's directory and is refused, untouched.
+    /// deleted (`claim_dir`).
     fn claim_cluster_dir(&self) -> Result<()> {
-        let d = &self.cluster_dir;
-        let marker = d.join(CLUSTER_MARKER);
-        if marker.exists() {
-            return Ok(());
-        }
-        let empty = !d.exists()
-            || fs::read_dir(d)
-                .with_context(|| format!("reading {}", d.display()))?
-                .next()
-                .is_none();
-        let older_hotlab = d.join("server.json").is_file() && d.join("data/PG_VERSION").is_file();
-        if !empty && !older_hotlab {
-            bail!(
-                "{} is not empty and is not a hotlab cluster (no {CLUSTER_MARKER}); hotlab will not create or delete anything in it: point {} at a new or empty directory",
-                d.display(),
-                env::CLUSTER
-            );
-        }
-        fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
-        fs::write(
-            &marker,
-            "This directory holds a PostgreSQL cluster created by hotlab; hotlab may delete its data/.\n",
-        )
-        .with_context(|| format!("writing {}", marker.display()))?;
-        Ok(())
+        claim_dir(&self.cluster_dir)
     }
 
     fn lock(&self) -> Result<fs::File> {
@@ -512,6 +486,38 @@ fn random_password() -> Result<String> {
         .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut buf))
         .context("reading /dev/urandom")?;
     Ok(buf.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Makes sure a cluster directory is hotlab's before anything under it is created or deleted:
+/// it carries `CLUSTER_MARKER`, or it is new or empty (then it gets the marker), or it is a
+/// cluster an older hotlab made (server.json beside an initialised data/: marked now). Anything
+/// else is someone's directory and is refused, untouched. (The server's workload lease lives in
+/// the cluster directory too, so it claims the directory the same way first.)
+pub fn claim_dir(d: &Path) -> Result<()> {
+    let marker = d.join(CLUSTER_MARKER);
+    if marker.exists() {
+        return Ok(());
+    }
+    let empty = !d.exists()
+        || fs::read_dir(d)
+            .with_context(|| format!("reading {}", d.display()))?
+            .next()
+            .is_none();
+    let older_hotlab = d.join("server.json").is_file() && d.join("data/PG_VERSION").is_file();
+    if !empty && !older_hotlab {
+        bail!(
+            "{} is not empty and is not a hotlab cluster (no {CLUSTER_MARKER}); hotlab will not create or delete anything in it: point {} at a new or empty directory",
+            d.display(),
+            env::CLUSTER
+        );
+    }
+    fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+    fs::write(
+        &marker,
+        "This directory holds a PostgreSQL cluster created by hotlab; hotlab may delete its data/.\n",
+    )
+    .with_context(|| format!("writing {}", marker.display()))?;
+    Ok(())
 }
 
 fn write_private(p: &Path, text: &str) -> Result<()> {

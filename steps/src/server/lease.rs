@@ -122,10 +122,15 @@ enum Store {
 impl Store {
     fn of(ctx: &Ctx) -> Result<Store> {
         Ok(match ctx.backend {
-            BackendKind::Embedded => Store::File {
-                lock: ctx.cluster_dir.join("workload.lock"),
-                data: ctx.cluster_dir.join("workload.lease"),
-            },
+            BackendKind::Embedded => {
+                // Only in a cluster directory that is hotlab's (claimed like the server's own
+                // files): never a file in someone else's directory.
+                super::embedded::claim_dir(&ctx.cluster_dir)?;
+                Store::File {
+                    lock: ctx.cluster_dir.join("workload.lock"),
+                    data: ctx.cluster_dir.join("workload.lease"),
+                }
+            }
             BackendKind::Compose => Store::File {
                 lock: ctx.home.join("compose-workload.lock"),
                 data: ctx.home.join("compose-workload.lease"),
@@ -419,8 +424,12 @@ pub fn ensure_free(ctx: &Ctx) -> Result<()> {
     }
 }
 
-/// The lease as it stands (for `server status`).
+/// The lease as it stands (for `server status`, which creates nothing: no cluster directory
+/// yet, no lease).
 pub fn current(ctx: &Ctx) -> Result<Record> {
+    if ctx.backend == BackendKind::Embedded && !ctx.cluster_dir.join("workload.lease").exists() {
+        return Ok(Record::default());
+    }
     Store::of(ctx)?.update(|r| Ok(r.clone()))
 }
 
