@@ -7,10 +7,22 @@ use anyhow::{bail, Result};
 /// The longest duration hotlab accepts: 7 days.
 pub const MAX_SECONDS: f64 = 7.0 * 86_400.0;
 
+/// A value as a user would write it back: `1e308`, not three hundred digits.
+fn shown(v: f64) -> String {
+    if v.is_finite() && v.abs() >= 1e9 {
+        format!("{v:e}")
+    } else {
+        v.to_string()
+    }
+}
+
 /// A duration in seconds: finite, at least `min`, at most 7 days.
 pub fn seconds(name: &str, v: f64, min: f64) -> Result<f64> {
     if !v.is_finite() || v < min || v > MAX_SECONDS {
-        bail!("{name} {v} is out of range: seconds from {min} to {MAX_SECONDS} (7 days)");
+        bail!(
+            "{name} {} is out of range: seconds from {min} to {MAX_SECONDS} (7 days)",
+            shown(v)
+        );
     }
     Ok(v)
 }
@@ -18,7 +30,10 @@ pub fn seconds(name: &str, v: f64, min: f64) -> Result<f64> {
 /// A percentage: finite, 0 to 100.
 pub fn percent(name: &str, v: f64) -> Result<f64> {
     if !v.is_finite() || !(0.0..=100.0).contains(&v) {
-        bail!("{name} {v} is out of range: a percentage from 0 to 100");
+        bail!(
+            "{name} {} is out of range: a percentage from 0 to 100",
+            shown(v)
+        );
     }
     Ok(v)
 }
@@ -38,7 +53,7 @@ pub fn parse_seconds(s: &str) -> std::result::Result<f64, String> {
 /// Any other number: finite, from `lo` to `hi`.
 pub fn count(name: &str, v: f64, lo: f64, hi: f64) -> Result<f64> {
     if !v.is_finite() || v < lo || v > hi {
-        bail!("{name} {v} is out of range: from {lo} to {hi}");
+        bail!("{name} {} is out of range: from {lo} to {hi}", shown(v));
     }
     Ok(v)
 }
@@ -59,5 +74,7 @@ mod tests {
         assert!(percent("--threshold", 0.0).is_ok() && percent("--threshold", 100.0).is_ok());
         let e = seconds("rampup_s", f64::NAN, 0.0).unwrap_err().to_string();
         assert!(e.contains("rampup_s") && e.contains("7 days"), "{e}");
+        let e = seconds("--duration", 1e308, 1.0).unwrap_err().to_string();
+        assert!(e.starts_with("--duration 1e308 is out of range"), "{e}");
     }
 }
