@@ -179,8 +179,13 @@ pub fn reset(ctx: &Ctx, database: Option<&str>) -> Result<Value> {
         }
         _ => {
             log.act("restart", || server.restart());
+            if crate::env::var(crate::env::RESTART_CMD).is_none() {
+                // No restart: PostgreSQL 17+ can still empty shared buffers of the arm's
+                // relations, in the arm's own database only.
+                log.act("evict", || evict(&server, database));
+            }
             log.act("os_cache", || {
-                Ok("skipped: external server (hotlab cannot reach its files)".into())
+                Ok("not done: external server (hotlab cannot drop its OS page cache)".into())
             });
             log.act("fstrim", || Ok("skipped: external server".into()));
         }
@@ -207,6 +212,75 @@ pub fn reset(ctx: &Ctx, database: Option<&str>) -> Result<Value> {
         "buffers_used": used,
         "warnings": warnings,
     }))
+}
+
+/// A cold start without a restart (external servers without `HOTLAB_RESTART_CMD`): evicts the
+/// shared buffers of every relation of the arm's database (tables, indexes, TOAST, sequences),
+/// with PostgreSQL 18's `pg_buffercache_evict_relation`, else 17's `pg_buffercache_evict` per
+/// buffer. Only in a database hotlab created; where pg_buffercache cannot be had, or before
+/// PostgreSQL 17, says why and leaves the buffers (the confirmation then says "NOT cold").
+fn evict(server: &Server, database: Option<&str>) -> Result<String> {
+    let Some(db) = database.filter(|d| matches!(server.database_state(d), Ok(DbState::Ours)))
+    else {
+        return Ok(
+            "skipped: no arm database of hotlab's yet (hotlab evicts only in databases it created)"
+                .into(),
+        );
+    };
+    let mut c = server.connect(db)?;
+    let version: i32 = c
+        .query_one("SELECT current_setting('server_version_num')::int", &[])?
+        .get(0);
+    if version < 170000 {
+        return Ok(format!(
+            "skipped: PostgreSQL {} has no pg_buffercache_evict (17 or newer); the arm starts warm",
+            version / 10000
+        ));
+    }
+    if let Err(e) = c.batch_execute("CREATE EXTENSION IF NOT EXISTS pg_buffercache") {
+        return Ok(format!(
+            "skipped: pg_buffercache is not available in {db} ({}); the arm starts warm",
+            crate::server::db_error_line(&e)
+        ));
+    }
+    let by_relation: bool = c
+        .query_one(
+            "SELECT to_regprocedure('pg_buffercache_evict_relation(regclass)') IS NOT NULL",
+            &[],
+        )?
+        .get(0);
+    let (evicted, skipped): (i64, i64) = if by_relation {
+        let r = c.query_one(
+            "SELECT coalesce(sum(e.buffers_evicted), 0)::bigint, coalesce(sum(e.buffers_skipped), 0)::bigint \
+             FROM pg_class c, LATERAL pg_buffercache_evict_relation(c.oid) e \
+             WHERE c.oid >= 16384 AND c.relkind IN ('r', 'i', 't', 'm', 'S')",
+            &[],
+        )?;
+        (r.get(0), r.get(1))
+    } else {
+        let r = c.query_one(
+            "SELECT count(*) FILTER (WHERE ok), count(*) FILTER (WHERE NOT ok) \
+             FROM (SELECT pg_buffercache_evict(b.bufferid) AS ok \
+                   FROM pg_buffercache b JOIN pg_class c ON c.relfilenode = b.relfilenode \
+                   WHERE b.reldatabase = (SELECT oid FROM pg_database WHERE datname = current_database()) \
+                     AND c.oid >= 16384) e",
+            &[],
+        )?;
+        (r.get(0), r.get(1))
+    };
+    Ok(format!(
+        "evicted {evicted} buffers of {db}'s relations ({}){}",
+        if by_relation {
+            "pg_buffercache_evict_relation"
+        } else {
+            "pg_buffercache_evict"
+        },
+        if skipped > 0 {
+            format!(", {skipped} skipped (pinned)")
+        } else {
+            String::new()
+        }
+    ))
 }
 
 /// The reset an arm built create-with does not get: nothing is checkpointed, stopped or dropped,

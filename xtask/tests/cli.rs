@@ -671,6 +671,34 @@ fn a_server_hotlab_does_not_own_is_left_alone() {
         "{meta}"
     );
     assert_eq!(meta["server_settings_diff"][0]["study"], "7777kB", "{meta}");
+    // A cold start without a restart (no HOTLAB_RESTART_CMD): the arm's own relations are
+    // evicted from shared buffers (PostgreSQL 18: pg_buffercache_evict_relation), and the
+    // confirmation finds none of them left.
+    let db = meta["build"]["database"].as_str().unwrap().to_string();
+    let arm_url = format!("{}/{db}", url.rsplit_once('/').unwrap().0);
+    let mut in_arm = postgres::Client::connect(&arm_url, postgres::NoTls).unwrap();
+    in_arm.query_one("SELECT count(*) FROM spv", &[]).unwrap();
+    drop(in_arm);
+    let out = xtask(&ext, &["reset-cold", "--run", &arm]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let resets = std::fs::read_to_string(Path::new(&arm).join("reset.jsonl")).unwrap();
+    let last: serde_json::Value = serde_json::from_str(resets.lines().last().unwrap()).unwrap();
+    let action = |name: &str| {
+        last["actions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["action"] == name)
+            .map(|a| a["outcome"].as_str().unwrap().to_string())
+            .unwrap_or_default()
+    };
+    assert!(action("evict").starts_with("evicted "), "{last}");
+    assert!(action("os_cache").starts_with("not done"), "{last}");
+    assert_eq!(last["cold"], true, "{last}");
     // Applied when asked, and restored.
     let out = xtask(&ext, &["build", "--run", &arm, "--apply-server-settings"]);
     assert!(
