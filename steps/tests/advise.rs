@@ -344,7 +344,7 @@ fn advise_reads_every_kind_of_index_and_statement_read_only() {
     let xtask = testing::xtask_binary().unwrap();
     let run = |url: &str| {
         std::process::Command::new(&xtask)
-            .args(["advise", "--out"])
+            .args(["advise", "--json"])
             .arg(&out)
             .env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
@@ -361,6 +361,59 @@ fn advise_reads_every_kind_of_index_and_statement_read_only() {
         "{stdout}"
     );
     assert_eq!(read_json(&out).unwrap()["test2"]["done"], true);
+    // As psql takes it: the connection string as the argument, or -h -p -U -d with PGPASSWORD;
+    // no file unless --json (`-`: the JSON on stdout); the password never shown.
+    let cwd = ctx.data_dir.join("cwd");
+    std::fs::create_dir_all(&cwd).unwrap();
+    let bare = |args: &[&str], pw: Option<&str>| {
+        let mut c = std::process::Command::new(&xtask);
+        c.current_dir(&cwd)
+            .arg("advise")
+            .args(args)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOTLAB_DATA_DIR", &ctx.data_dir);
+        if let Some(pw) = pw {
+            c.env("PGPASSWORD", pw);
+        }
+        let o = c.output().unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(o.status.success(), "{args:?}: {text}");
+        assert!(
+            !text.contains("advise-ro-pw"),
+            "the password was shown: {text}"
+        );
+        String::from_utf8_lossy(&o.stdout).to_string()
+    };
+    let stdout = bare(&[&url], None);
+    assert!(stdout.contains("| t_key | score (1) |"), "{stdout}");
+    assert!(
+        !cwd.join("advise.json").exists(),
+        "advise wrote a file unasked"
+    );
+    let port = server.conn.port.to_string();
+    let stdout = bare(
+        &[
+            "-h",
+            &server.conn.host,
+            "-p",
+            &port,
+            "-U",
+            "hotlab_advise_ro",
+            "-d",
+            db,
+            "--json",
+            "-",
+        ],
+        Some("advise-ro-pw"),
+    );
+    let j: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(j["test2"]["done"], true);
+    assert!(std::fs::read_dir(&cwd).unwrap().next().is_none());
     // Without the grant: one line naming it.
     c.batch_execute("REVOKE pg_read_all_stats FROM hotlab_advise_ro")
         .unwrap();

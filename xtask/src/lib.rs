@@ -45,6 +45,7 @@ pub enum Step {
     /// Turn run directories into the articles' tables (summary.md, summary.json, report.html)
     Analyze(steps::analyze::Args),
     /// Which tables could use a fillfactor? The three tests on any PostgreSQL 16+, read-only
+    #[command(disable_help_flag = true)]
     Advise(steps::advise::Args),
 }
 

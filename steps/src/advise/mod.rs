@@ -27,17 +27,72 @@ use crate::server::{db_error_line, DbState, Server};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
+    /// A connection string, as psql takes it (`postgres://…` or `host=… dbname=…`); without it:
+    /// DATABASE_URL, else PG*
+    pub conninfo: Option<String>,
+    /// Server host (overrides the connection string and PGHOST)
+    #[arg(short = 'h', long)]
+    pub host: Option<String>,
+    /// Server port
+    #[arg(short = 'p', long)]
+    pub port: Option<u16>,
+    /// User name
+    #[arg(short = 'U', long)]
+    pub username: Option<String>,
+    /// Database name
+    #[arg(short = 'd', long)]
+    pub dbname: Option<String>,
     /// One of hotlab's own arms (its database must still exist: `just arm` runs advise before
-    /// vacuum-timing drops it). Without it: the server and database of DATABASE_URL or PG*
-    #[arg(long)]
+    /// vacuum-timing drops it), instead of a connection
+    #[arg(long, conflicts_with_all = ["conninfo", "host", "port", "username", "dbname"])]
     pub run: Option<PathBuf>,
-    /// Where advise.json goes (default: the arm directory with --run, else ./advise.json)
-    #[arg(long)]
-    pub out: Option<PathBuf>,
+    /// Write advise.json to FILE (`-`: to stdout, instead of the table). Default: with --run,
+    /// the arm directory's advise.json; otherwise no file
+    #[arg(long, value_name = "FILE", alias = "out")]
+    pub json: Option<PathBuf>,
     /// The new-page share (percent of updates) at or below which a table needs nothing (the
     /// sweep's threshold)
     #[arg(long, default_value_t = DEFAULT_THRESHOLD, value_parser = crate::study::bounds::parse_percent)]
     pub threshold: f64,
+    /// Print help (`-h` is the host, as in psql)
+    #[arg(long, action = clap::ArgAction::Help)]
+    pub help: Option<bool>,
+}
+
+/// The connection advise makes without `--run`: the connection string argument, else
+/// DATABASE_URL, else PG*, then psql's flags on top. Never shown with its password.
+fn connection(args: &Args) -> Result<crate::server::ConnInfo> {
+    use crate::server::external;
+    let flags = args.host.is_some() || args.port.is_some() || args.username.is_some();
+    let mut c = match &args.conninfo {
+        Some(s) => external::parse_conninfo(s, "the connection string")?,
+        None if crate::env::var(crate::env::DATABASE_URL).is_some()
+            || crate::env::var("PGHOST").is_some() =>
+        {
+            external::conn_info()?
+        }
+        None if flags => crate::server::ConnInfo {
+            host: "localhost".into(),
+            port: 5432,
+            user: crate::env::var("PGUSER").unwrap_or_else(|| "postgres".into()),
+            password: crate::env::var("PGPASSWORD"),
+            admin_db: crate::env::var("PGDATABASE").unwrap_or_else(|| "postgres".into()),
+        },
+        None => bail!("no connection settings: pass a connection string or -h/-p/-U/-d, set DATABASE_URL (or PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE), or pass --run ARM for one of hotlab's arms"),
+    };
+    if let Some(h) = &args.host {
+        c.host = h.clone();
+    }
+    if let Some(p) = args.port {
+        c.port = p;
+    }
+    if let Some(u) = &args.username {
+        c.user = u.clone();
+    }
+    if let Some(d) = &args.dbname {
+        c.admin_db = d.clone();
+    }
+    Ok(c)
 }
 
 /// An index column that blocks HOT for updates of that column.
@@ -143,23 +198,16 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             (
                 server.conn.config(&db),
                 format!("{db} ({})", dir.display()),
-                args.out.clone().unwrap_or_else(|| rd.file("advise.json")),
+                Some(args.json.clone().unwrap_or_else(|| rd.file("advise.json"))),
             )
         }
         None => {
-            if crate::env::var(crate::env::DATABASE_URL).is_none()
-                && crate::env::var("PGHOST").is_none()
-            {
-                bail!("no connection settings: set DATABASE_URL (or PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE), or pass --run ARM for one of hotlab's arms");
-            }
-            let conn = crate::server::external::conn_info()?;
+            let conn = connection(args)?;
             let db = conn.admin_db.clone();
             (
                 conn.config(&db),
-                format!("{db} at {}:{}", conn.host, conn.port),
-                args.out
-                    .clone()
-                    .unwrap_or_else(|| PathBuf::from("advise.json")),
+                format!("{db} at {}:{} as {}", conn.host, conn.port, conn.user),
+                args.json.clone(),
             )
         }
     };
@@ -167,9 +215,15 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         .connect(postgres::NoTls)
         .map_err(|e| anyhow::anyhow!("connecting to {label}: {}", db_error_line(&e)))?;
     let (markdown, json) = advise(&mut client, &label, args.threshold)?;
-    write_json_atomic(&out, &json)?;
-    println!("{markdown}");
-    eprintln!("hotlab: advise: {}", out.display());
+    match out {
+        Some(p) if p.as_os_str() == "-" => println!("{}", serde_json::to_string_pretty(&json)?),
+        Some(p) => {
+            write_json_atomic(&p, &json)?;
+            println!("{markdown}");
+            eprintln!("hotlab: advise: {}", p.display());
+        }
+        None => println!("{markdown}"),
+    }
     Ok(())
 }
 

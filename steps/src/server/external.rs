@@ -26,32 +26,7 @@ fn refuse_required_tls(mode: Option<String>, from: &str) -> Result<()> {
 pub fn conn_info() -> Result<ConnInfo> {
     refuse_required_tls(env::var("PGSSLMODE"), "PGSSLMODE")?;
     if let Some(url) = env::var(env::DATABASE_URL) {
-        let mode = url
-            .split(['?', '&'])
-            .find_map(|kv| kv.strip_prefix("sslmode="))
-            .or_else(|| {
-                url.split_whitespace()
-                    .find_map(|kv| kv.strip_prefix("sslmode="))
-            })
-            .map(str::to_string);
-        refuse_required_tls(mode, "DATABASE_URL")?;
-        let cfg: postgres::Config = url
-            .parse()
-            .context("DATABASE_URL is not a valid PostgreSQL connection string")?;
-        let host = match cfg.get_hosts().first() {
-            Some(postgres::config::Host::Tcp(h)) => h.clone(),
-            Some(postgres::config::Host::Unix(p)) => p.display().to_string(),
-            None => "localhost".into(),
-        };
-        return Ok(ConnInfo {
-            host,
-            port: cfg.get_ports().first().copied().unwrap_or(5432),
-            user: cfg.get_user().unwrap_or("postgres").to_string(),
-            password: cfg
-                .get_password()
-                .map(|p| String::from_utf8_lossy(p).into_owned()),
-            admin_db: cfg.get_dbname().unwrap_or("postgres").to_string(),
-        });
+        return parse_conninfo(&url, "DATABASE_URL");
     }
     let Some(host) = env::var("PGHOST") else {
         bail!("HOTLAB_BACKEND=external needs DATABASE_URL or PGHOST (with PGPORT, PGUSER, PGPASSWORD)");
@@ -67,6 +42,37 @@ pub fn conn_info() -> Result<ConnInfo> {
         user: env::var("PGUSER").unwrap_or_else(|| "postgres".into()),
         password: env::var("PGPASSWORD"),
         admin_db: env::var("PGDATABASE").unwrap_or_else(|| "postgres".into()),
+    })
+}
+
+/// A connection string (a URL or libpq's `key=value` form), as `what` (DATABASE_URL, or the
+/// argument of `advise`) gave it; an sslmode that needs TLS is refused.
+pub fn parse_conninfo(url: &str, what: &str) -> Result<ConnInfo> {
+    let mode = url
+        .split(['?', '&'])
+        .find_map(|kv| kv.strip_prefix("sslmode="))
+        .or_else(|| {
+            url.split_whitespace()
+                .find_map(|kv| kv.strip_prefix("sslmode="))
+        })
+        .map(str::to_string);
+    refuse_required_tls(mode, what)?;
+    let cfg: postgres::Config = url
+        .parse()
+        .with_context(|| format!("{what} is not a valid PostgreSQL connection string"))?;
+    let host = match cfg.get_hosts().first() {
+        Some(postgres::config::Host::Tcp(h)) => h.clone(),
+        Some(postgres::config::Host::Unix(p)) => p.display().to_string(),
+        None => "localhost".into(),
+    };
+    Ok(ConnInfo {
+        host,
+        port: cfg.get_ports().first().copied().unwrap_or(5432),
+        user: cfg.get_user().unwrap_or("postgres").to_string(),
+        password: cfg
+            .get_password()
+            .map(|p| String::from_utf8_lossy(p).into_owned()),
+        admin_db: cfg.get_dbname().unwrap_or("postgres").to_string(),
     })
 }
 
