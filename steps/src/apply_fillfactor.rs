@@ -28,14 +28,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     let rd = RunDir::open(&args.run)?;
     let db = rd.database()?;
     rd.plan()?;
-    crate::server::lease::cycle_step(
-        ctx,
-        &rd,
-        "apply-fillfactor",
-        false,
-        || Ok(()),
-        || apply(ctx, &rd, &db),
-    )
+    crate::server::lease::step(ctx, &rd, "apply-fillfactor", || apply(ctx, &rd, &db))
 }
 
 fn reloptions(c: &mut postgres::Client, rel: &str) -> Result<(String, Option<i32>)> {

@@ -189,14 +189,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     let rd = RunDir::open(&args.run)?;
     // Check first: a run directory without a plan is refused before anything is recorded.
     rd.plan()?;
-    crate::server::lease::cycle_step(
-        ctx,
-        &rd,
-        "build",
-        false,
-        || Ok(()),
-        || build(ctx, &rd, args),
-    )
+    crate::server::lease::step(ctx, &rd, "build", || build(ctx, &rd, args))
 }
 
 fn build(ctx: &Ctx, rd: &RunDir, args: &Args) -> Result<()> {

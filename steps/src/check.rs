@@ -31,33 +31,26 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         );
     };
     let shape = tprocc::Shape::of(size)?;
-    crate::server::lease::cycle_step(
-        ctx,
-        &rd,
-        "check",
-        false,
-        || Ok(()),
-        || {
-            let server = Server::ensure(ctx)?;
-            let mut c = server.connect(&db)?;
-            tprocc::check_database(&mut c, &db, shape.profile)?;
-            let (ok, json) = tprocc::check::run(&mut c, shape.profile)?;
-            for cond in json["conditions"].as_array().into_iter().flatten() {
-                println!(
-                    "condition {:>2}  {:<55} {} violating rows",
-                    cond["condition"],
-                    cond["name"].as_str().unwrap_or(""),
-                    cond["violations"]
-                );
-            }
-            write_json_atomic(&rd.file("check.json"), &json)?;
-            if !ok {
-                bail!(
-                    "consistency check failed for {db}; see {}",
-                    rd.file("check.json").display()
-                );
-            }
-            Ok(())
-        },
-    )
+    crate::server::lease::step(ctx, &rd, "check", || {
+        let server = Server::ensure(ctx)?;
+        let mut c = server.connect(&db)?;
+        tprocc::check_database(&mut c, &db, shape.profile)?;
+        let (ok, json) = tprocc::check::run(&mut c, shape.profile)?;
+        for cond in json["conditions"].as_array().into_iter().flatten() {
+            println!(
+                "condition {:>2}  {:<55} {} violating rows",
+                cond["condition"],
+                cond["name"].as_str().unwrap_or(""),
+                cond["violations"]
+            );
+        }
+        write_json_atomic(&rd.file("check.json"), &json)?;
+        if !ok {
+            bail!(
+                "consistency check failed for {db}; see {}",
+                rd.file("check.json").display()
+            );
+        }
+        Ok(())
+    })
 }

@@ -49,28 +49,21 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
                 }
                 _ => false,
             };
-            crate::server::lease::cycle_step(
-                ctx,
-                &rd,
-                "reset-cold",
-                false,
-                || Ok(()),
-                || {
-                    let line = if keep {
-                        kept(ctx, db.as_deref())?
-                    } else {
-                        reset(ctx, db.as_deref())?
-                    };
-                    let mut f = fs::OpenOptions::new()
-                        .create(true)
-                        .append(true)
-                        .open(rd.file("reset.jsonl"))?;
-                    writeln!(f, "{}", serde_json::to_string(&line)?)?;
-                    f.flush()?;
-                    report(&line);
-                    Ok(())
-                },
-            )
+            crate::server::lease::step(ctx, &rd, "reset-cold", || {
+                let line = if keep {
+                    kept(ctx, db.as_deref())?
+                } else {
+                    reset(ctx, db.as_deref())?
+                };
+                let mut f = fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(rd.file("reset.jsonl"))?;
+                writeln!(f, "{}", serde_json::to_string(&line)?)?;
+                f.flush()?;
+                report(&line);
+                Ok(())
+            })
         }
         None => {
             crate::server::lease::ensure_free(ctx)?;

@@ -38,29 +38,20 @@ pub struct Args {
     /// Arm run directory (built and with its fillfactor applied)
     #[arg(long, env = "HOTLAB_RUN")]
     pub run: PathBuf,
-    /// TPROC-C: virtual users (default: the size's)
-    #[arg(long)]
+    /// TPROC-C: virtual users, 1 to 10,000 (default: the size's)
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub vus: Option<u32>,
     /// TPROC-C and pgbench scripts: ramp-up seconds, 0 to 7 days (default: the size's)
     #[arg(long, value_parser = crate::study::bounds::parse_seconds)]
     pub rampup: Option<f64>,
     /// TPROC-C and pgbench scripts: measured seconds, 1 to 7 days (default: the size's)
-    #[arg(long, value_parser = crate::study::bounds::parse_seconds)]
+    #[arg(long, value_parser = crate::study::bounds::parse_duration)]
     pub duration: Option<f64>,
 }
 
 pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
-    // Check first: arguments, then the arm's state, then (in cycle_step) its lock and the
-    // server's lease; only then is anything moved or recorded.
-    if let Some(d) = args.duration {
-        crate::study::bounds::seconds("--duration", d, 1.0)?;
-    }
-    if let Some(r) = args.rampup {
-        crate::study::bounds::seconds("--rampup", r, 0.0)?;
-    }
-    if let Some(v) = args.vus {
-        crate::study::bounds::count("--vus", v as f64, 1.0, 10_000.0)?;
-    }
+    // Check first: arguments (clap, with their bounds), then the arm's state, then (in
+    // cycle_step) its lock and the server's lease; only then is anything moved or recorded.
     let rd = RunDir::open(&args.run)?;
     let db = rd.database()?;
     let plan = rd.plan()?;

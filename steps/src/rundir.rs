@@ -202,9 +202,8 @@ impl RunDir {
     }
 
     /// Whether the arm's files are as the last step left them: `None` when they are, else one
-    /// line naming the first damaged file. Damaged: shorter than recorded, fewer lines than
-    /// recorded, a CSV or JSONL whose last line has no newline, a JSON file that does not
-    /// parse. A file added after the last record (a step that died) is checked for the last two.
+    /// line naming the first damaged file. Damaged: shorter than recorded, a CSV or JSONL whose
+    /// last line has no newline, a JSON file that does not parse. A file added after the last record (a step that died) is checked for the last two.
     pub fn damage(&self) -> Option<String> {
         let meta = self.meta().ok()?;
         if let Some(files) = meta["files"].as_object() {
@@ -213,20 +212,14 @@ impl RunDir {
                 let Ok(m) = fs::metadata(&p) else {
                     return Some(format!("{rel} is missing (meta.json records it)"));
                 };
+                // Sizes only: a file only ever grows or is appended to, so one cut short is
+                // shorter, and counting its lines again would read every file twice.
                 let want = rec["bytes"].as_u64().unwrap_or(0);
                 if m.len() < want {
                     return Some(format!(
                         "{rel} is shorter than recorded ({} of {want} bytes)",
                         m.len()
                     ));
-                }
-                if let Some(rows) = rec["rows"].as_u64() {
-                    let have = line_count(&p).unwrap_or(0);
-                    if have < rows {
-                        return Some(format!(
-                            "{rel} has fewer lines than recorded ({have} of {rows})"
-                        ));
-                    }
                 }
             }
         }
@@ -245,24 +238,10 @@ impl RunDir {
         None
     }
 
-    /// Runs a step body between step_started and step_finished, holding the arm's lock. On
-    /// SIGINT/SIGTERM the arm is marked `interrupted` at once and the process exits (130): the
-    /// body's work is not half-recorded as running. (`run` stops gracefully instead: see
-    /// `step_graceful`.)
-    pub fn step<F: FnOnce() -> Result<()>>(&self, step: &str, body: F) -> Result<()> {
-        let lock = self.lock(step)?;
-        self.step_locked(lock, step, false, || {}, body)
-    }
-
-    /// Like `step`, for a body that watches `interrupted()` itself, stops, and keeps what it
-    /// sampled (`run`).
-    pub fn step_graceful<F: FnOnce() -> Result<()>>(&self, step: &str, body: F) -> Result<()> {
-        let lock = self.lock(step)?;
-        self.step_locked(lock, step, true, || {}, body)
-    }
-
-    /// The step body, under an arm lock the caller took (`lock`) before it changed anything.
-    /// `on_abort` runs when a signal ends a non-graceful step (before the process exits).
+    /// Runs a step body between step_started and step_finished, under an arm lock the caller
+    /// took (`lock`) before it changed anything (`server::lease::cycle_step`). On SIGINT/SIGTERM
+    /// a non-graceful step marks the arm `interrupted` at once, runs `on_abort` and exits (130);
+    /// a graceful one (`run`) watches `interrupted()` itself, stops and keeps what it sampled.
     pub fn step_locked<F, A>(
         &self,
         lock: fs::File,

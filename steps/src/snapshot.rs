@@ -26,6 +26,17 @@ const TABLES_SQL: &str = include_str!("../sql/snapshot_tables.sql");
 const DATABASE_SQL: &str = include_str!("../sql/snapshot_database.sql");
 const BUFFERS_SQL: &str = include_str!("../sql/snapshot_buffers.sql");
 
+/// A sample's phase must be one of `PHASES`.
+pub fn check_phase(phase: &str) -> Result<()> {
+    if !PHASES.contains(&phase) {
+        bail!(
+            "--phase {phase:?} is not a phase; use one of {}",
+            PHASES.join(", ")
+        );
+    }
+    Ok(())
+}
+
 /// A connection that takes samples into one run directory.
 pub struct Sampler {
     client: postgres::Client,
@@ -165,9 +176,7 @@ impl Sampler {
 
     /// Takes one sample; returns how long it took.
     pub fn take(&mut self, phase: &str) -> Result<Duration> {
-        if !PHASES.contains(&phase) {
-            bail!("unknown phase {phase:?}; use one of {}", PHASES.join(", "));
-        }
+        check_phase(phase)?;
         let started = Instant::now();
         let sample = self.next_sample.to_string();
         let ts = now_rfc3339();
@@ -329,32 +338,19 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
-    if !PHASES.contains(&args.phase.as_str()) {
-        anyhow::bail!(
-            "--phase {:?} is not a phase; use one of {}",
-            args.phase,
-            PHASES.join(", ")
-        );
-    }
+    check_phase(&args.phase)?;
     let rd = RunDir::open(&args.run)?;
     let db = rd.database()?;
     let step = format!("snapshot-{}", args.phase);
-    crate::server::lease::cycle_step(
-        ctx,
-        &rd,
-        &step,
-        false,
-        || Ok(()),
-        || {
-            let server = Server::ensure(ctx)?;
-            let mut s = Sampler::new(&server, &db, &rd)?;
-            let took = s.take(&args.phase)?;
-            eprintln!(
-                "hotlab: snapshot ({}) in {} ms",
-                args.phase,
-                took.as_millis()
-            );
-            Ok(())
-        },
-    )
+    crate::server::lease::step(ctx, &rd, &step, || {
+        let server = Server::ensure(ctx)?;
+        let mut s = Sampler::new(&server, &db, &rd)?;
+        let took = s.take(&args.phase)?;
+        eprintln!(
+            "hotlab: snapshot ({}) in {} ms",
+            args.phase,
+            took.as_millis()
+        );
+        Ok(())
+    })
 }

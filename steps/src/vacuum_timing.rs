@@ -42,74 +42,67 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     let rd = RunDir::open(&args.run)?;
     let db = rd.database()?;
     rd.plan()?;
-    crate::server::lease::cycle_step(
-        ctx,
-        &rd,
-        "vacuum-timing",
-        false,
-        || Ok(()),
-        || {
-            let plan = rd.plan()?;
-            let server = Server::ensure(ctx)?;
-            let notices = Arc::new(Mutex::new(Vec::<String>::new()));
-            let sink = notices.clone();
-            let mut cfg = server.conn.config(&db);
-            cfg.notice_callback(move |n| sink.lock().unwrap().push(n.message().to_string()));
-            let mut c = cfg
-                .connect(postgres::NoTls)
-                .context("connecting for VACUUM")?;
-            let mut csv = CsvAppender::open(&rd.file("vacuum.csv"), VACUUM_HEADER)?;
-            // In a sweep, the swept table is timed too: the ladder shows its VACUUM seconds.
-            let mut tables = plan.vacuum_timing.clone();
-            if let Some(t) = plan.sweep_table.clone() {
-                if !tables.contains(&t) {
-                    tables.push(t);
-                }
+    crate::server::lease::step(ctx, &rd, "vacuum-timing", || {
+        let plan = rd.plan()?;
+        let server = Server::ensure(ctx)?;
+        let notices = Arc::new(Mutex::new(Vec::<String>::new()));
+        let sink = notices.clone();
+        let mut cfg = server.conn.config(&db);
+        cfg.notice_callback(move |n| sink.lock().unwrap().push(n.message().to_string()));
+        let mut c = cfg
+            .connect(postgres::NoTls)
+            .context("connecting for VACUUM")?;
+        let mut csv = CsvAppender::open(&rd.file("vacuum.csv"), VACUUM_HEADER)?;
+        // In a sweep, the swept table is timed too: the ladder shows its VACUUM seconds.
+        let mut tables = plan.vacuum_timing.clone();
+        if let Some(t) = plan.sweep_table.clone() {
+            if !tables.contains(&t) {
+                tables.push(t);
             }
-            for t in &tables {
-                let size = |c: &mut postgres::Client| -> Result<i64> {
-                    Ok(
-                        c.query_one("SELECT pg_relation_size(to_regclass($1))", &[t])?
-                            .get(0),
-                    )
-                };
-                let before = size(&mut c)?;
-                notices.lock().unwrap().clear();
-                let t0 = Instant::now();
-                c.batch_execute(&format!("VACUUM (VERBOSE) {t}"))
-                    .with_context(|| format!("VACUUM {t}"))?;
-                let secs = t0.elapsed().as_secs_f64();
-                let after = size(&mut c)?;
-                let text = notices.lock().unwrap().join("\n");
-                let v = parse_verbose(&text);
-                csv.row(&[
-                    t.clone(),
-                    format!("{secs:.4}"),
-                    before.to_string(),
-                    after.to_string(),
-                    opt(v.pages_removed),
-                    opt(v.pages_remain),
-                    opt(v.tuples_removed),
-                    opt(v.tuples_remain),
-                    opt(v.dead_not_removable),
-                ])?;
-                eprintln!("hotlab: VACUUM {t}: {secs:.3} s");
-            }
-            Sampler::new(&server, &db, &rd)?.take("post")?;
-            drop(c);
-            // The arm's last sample is taken: its database has served. Drop it unless kept.
-            let kept = args.keep_db;
-            if !kept {
-                server.drop_own_database(&db)?;
-                eprintln!("hotlab: dropped {db} (pass --keep-db or HOTLAB_KEEP_DB=1 to keep it)");
-            }
-            rd.set_meta(
-                "database_end",
-                serde_json::json!({"name": db, "kept": kept, "dropped": !kept}),
-            )?;
-            Ok(())
-        },
-    )
+        }
+        for t in &tables {
+            let size = |c: &mut postgres::Client| -> Result<i64> {
+                Ok(
+                    c.query_one("SELECT pg_relation_size(to_regclass($1))", &[t])?
+                        .get(0),
+                )
+            };
+            let before = size(&mut c)?;
+            notices.lock().unwrap().clear();
+            let t0 = Instant::now();
+            c.batch_execute(&format!("VACUUM (VERBOSE) {t}"))
+                .with_context(|| format!("VACUUM {t}"))?;
+            let secs = t0.elapsed().as_secs_f64();
+            let after = size(&mut c)?;
+            let text = notices.lock().unwrap().join("\n");
+            let v = parse_verbose(&text);
+            csv.row(&[
+                t.clone(),
+                format!("{secs:.4}"),
+                before.to_string(),
+                after.to_string(),
+                opt(v.pages_removed),
+                opt(v.pages_remain),
+                opt(v.tuples_removed),
+                opt(v.tuples_remain),
+                opt(v.dead_not_removable),
+            ])?;
+            eprintln!("hotlab: VACUUM {t}: {secs:.3} s");
+        }
+        Sampler::new(&server, &db, &rd)?.take("post")?;
+        drop(c);
+        // The arm's last sample is taken: its database has served. Drop it unless kept.
+        let kept = args.keep_db;
+        if !kept {
+            server.drop_own_database(&db)?;
+            eprintln!("hotlab: dropped {db} (pass --keep-db or HOTLAB_KEEP_DB=1 to keep it)");
+        }
+        rd.set_meta(
+            "database_end",
+            serde_json::json!({"name": db, "kept": kept, "dropped": !kept}),
+        )?;
+        Ok(())
+    })
 }
 
 fn opt(v: Option<i64>) -> String {

@@ -11,8 +11,8 @@ use steps::Ctx;
 #[command(name = "cargo xtask", version, about)]
 pub struct Cli {
     /// When another arm holds the server (one workload per server), wait for it with a
-    /// progress line instead of refusing
-    #[arg(long, global = true, env = "HOTLAB_WAIT", value_parser = clap::builder::BoolishValueParser::new())]
+    /// progress line instead of refusing (also HOTLAB_WAIT=1)
+    #[arg(long, global = true)]
     pub wait: bool,
     #[command(subcommand)]
     pub step: Step,

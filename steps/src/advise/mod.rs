@@ -71,13 +71,9 @@ fn connection(args: &Args) -> Result<crate::server::ConnInfo> {
         {
             external::conn_info()?
         }
-        None if flags => crate::server::ConnInfo {
-            host: "localhost".into(),
-            port: 5432,
-            user: crate::env::var("PGUSER").unwrap_or_else(|| "postgres".into()),
-            password: crate::env::var("PGPASSWORD"),
-            admin_db: crate::env::var("PGDATABASE").unwrap_or_else(|| "postgres".into()),
-        },
+        None if flags => external::from_pg_env(
+            args.host.clone().unwrap_or_else(|| "localhost".into()),
+        )?,
         None => bail!("no connection settings: pass a connection string or -h/-p/-U/-d, set DATABASE_URL (or PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE), or pass --run ARM for one of hotlab's arms"),
     };
     if let Some(h) = &args.host {

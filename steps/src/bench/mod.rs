@@ -46,7 +46,7 @@ pub struct Load {
     #[arg(long, default_value_t = 2)]
     pub vus: u32,
     /// Seconds per run
-    #[arg(long, default_value_t = 60.0, value_parser = crate::study::bounds::parse_seconds)]
+    #[arg(long, default_value_t = 60.0, value_parser = crate::study::bounds::parse_duration)]
     pub duration: f64,
     /// Pairs of runs (2 = A B B A)
     #[arg(long, default_value_t = 2)]

@@ -31,6 +31,11 @@ pub fn conn_info() -> Result<ConnInfo> {
     let Some(host) = env::var("PGHOST") else {
         bail!("HOTLAB_BACKEND=external needs DATABASE_URL or PGHOST (with PGPORT, PGUSER, PGPASSWORD)");
     };
+    from_pg_env(host)
+}
+
+/// The connection the PG* variables describe, on `host` (PGHOST's, or a flag's).
+pub fn from_pg_env(host: String) -> Result<ConnInfo> {
     Ok(ConnInfo {
         host,
         port: match env::var("PGPORT") {

@@ -254,8 +254,7 @@ pub fn take(ctx: &Ctx, rd: &RunDir, step: &str) -> Result<Lease> {
     // The generation this arm's last reset-cold took the server in: its cold start.
     let mine = rd.meta()?["server_lease"]["cold_generation"].as_u64();
     let starts = step == "reset-cold";
-    let started = Instant::now();
-    let mut told: Option<Instant> = None;
+    let mut waiting = Waiting::new(ctx);
     loop {
         let taken = store.update(|r| {
             if r.holder.as_deref() != Some(&holder) {
@@ -298,24 +297,52 @@ pub fn take(ctx: &Ctx, rd: &RunDir, step: &str) -> Result<Lease> {
                     cold_generation: if starts { Some(generation) } else { mine },
                 })
             }
-            Taken::Busy(who) if !ctx.wait => bail!(
-                "the server is in use: {who}; one workload per server: wait for it, or pass --wait (a lease left by a finished arm lapses after {} s; `cargo xtask server release` frees one whose process is gone)",
-                ctx.lease_idle_s
-            ),
-            Taken::Busy(who) => {
-                if told.is_none_or(|t| t.elapsed() >= Duration::from_secs(10)) {
-                    eprintln!(
-                        "hotlab: waiting {:.0} s for the server: {who}",
-                        started.elapsed().as_secs_f64()
-                    );
-                    told = Some(Instant::now());
-                }
-                if crate::interrupt::interrupted() {
-                    bail!("interrupted while waiting for the server");
-                }
-                std::thread::sleep(Duration::from_millis(500));
-            }
+            Taken::Busy(who) => waiting.wait(&who)?,
         }
+    }
+}
+
+/// Waiting for the server another arm holds: refused at once without `--wait`; with it, a
+/// progress line every 10 s, and a Ctrl-C ends the wait.
+struct Waiting {
+    wait: bool,
+    idle_s: u64,
+    started: Instant,
+    told: Option<Instant>,
+}
+
+impl Waiting {
+    fn new(ctx: &Ctx) -> Waiting {
+        Waiting {
+            wait: ctx.wait,
+            idle_s: ctx.lease_idle_s,
+            started: Instant::now(),
+            told: None,
+        }
+    }
+
+    fn wait(&mut self, who: &str) -> Result<()> {
+        if !self.wait {
+            bail!(
+                "the server is in use: {who}; one workload per server: wait for it, or pass --wait (a lease left by a finished arm lapses after {} s; `cargo xtask server release` frees one whose process is gone)",
+                self.idle_s
+            );
+        }
+        if self
+            .told
+            .is_none_or(|t| t.elapsed() >= Duration::from_secs(10))
+        {
+            eprintln!(
+                "hotlab: waiting {:.0} s for the server: {who}",
+                self.started.elapsed().as_secs_f64()
+            );
+            self.told = Some(Instant::now());
+        }
+        if crate::interrupt::interrupted() {
+            bail!("interrupted while waiting for the server");
+        }
+        std::thread::sleep(Duration::from_millis(500));
+        Ok(())
     }
 }
 
@@ -350,6 +377,12 @@ impl Lease {
         json!({"generation": self.generation, "cold_generation": self.cold_generation,
                "holder": self.holder})
     }
+}
+
+/// A step of an arm's cycle with no pre-work, stopped at once by a signal (every step but
+/// `run`): `cycle_step` without its options.
+pub fn step(ctx: &Ctx, rd: &RunDir, step: &str, body: impl FnOnce() -> Result<()>) -> Result<()> {
+    cycle_step(ctx, rd, step, false, || Ok(()), body)
 }
 
 /// One step of an arm's cycle, checked before it acts: the arm's lock, then the server's lease,
@@ -401,26 +434,13 @@ pub fn cycle_step(
 /// server without belonging to an arm (`reset-cold` without `--run`).
 pub fn ensure_free(ctx: &Ctx) -> Result<()> {
     let store = Store::of(ctx)?;
-    let mut told: Option<Instant> = None;
+    let mut waiting = Waiting::new(ctx);
     loop {
         let r = store.update(|r| Ok(r.clone()))?;
         if !r.live(ctx.lease_idle_s) {
             return Ok(());
         }
-        if !ctx.wait {
-            bail!(
-                "the server is in use: {}; one workload per server: wait for it, or pass --wait",
-                r.describe()
-            );
-        }
-        if told.is_none_or(|t| t.elapsed() >= Duration::from_secs(10)) {
-            eprintln!("hotlab: waiting for the server: {}", r.describe());
-            told = Some(Instant::now());
-        }
-        if crate::interrupt::interrupted() {
-            bail!("interrupted while waiting for the server");
-        }
-        std::thread::sleep(Duration::from_millis(1000));
+        waiting.wait(&r.describe())?;
     }
 }
 

@@ -110,16 +110,16 @@ impl Server {
         // it stopped, for up to a minute.
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         loop {
-            match server.connect(&server.conn.admin_db) {
+            let e = match server.connect(&server.conn.admin_db) {
                 Ok(_) => return Ok(server),
-                Err(e) => match &server.embedded {
-                    Some(em) if std::time::Instant::now() < deadline => {
-                        std::thread::sleep(std::time::Duration::from_millis(500));
-                        em.ensure_started()?;
-                        let _ = e;
-                    }
-                    _ => return Err(e).with_context(|| server.unreachable_hint()),
-                },
+                Err(e) => e,
+            };
+            match &server.embedded {
+                Some(em) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(500));
+                    em.ensure_started()?;
+                }
+                _ => return Err(e).with_context(|| server.unreachable_hint()),
             }
         }
     }

@@ -44,10 +44,16 @@ pub fn parse_percent(s: &str) -> std::result::Result<f64, String> {
     percent("the value", v).map_err(|e| e.to_string())
 }
 
-/// clap's parser of a duration flag in seconds (`--duration`, `--rampup`).
+/// clap's parser of a flag in seconds that may be 0 (`--rampup`).
 pub fn parse_seconds(s: &str) -> std::result::Result<f64, String> {
     let v: f64 = s.parse().map_err(|_| format!("{s:?} is not a number"))?;
     seconds("the value", v, 0.0).map_err(|e| e.to_string())
+}
+
+/// clap's parser of a measured duration (`--duration`): at least a second.
+pub fn parse_duration(s: &str) -> std::result::Result<f64, String> {
+    let v: f64 = s.parse().map_err(|_| format!("{s:?} is not a number"))?;
+    seconds("the value", v, 1.0).map_err(|e| e.to_string())
 }
 
 /// Any other number: finite, from `lo` to `hi`.
