@@ -294,8 +294,11 @@ fn load_into(server: &Server, db: &str, loader: &Loader) -> Result<()> {
         let mut c = server.connect(db)?;
         for e in EXTENSIONS {
             c.batch_execute(&format!("CREATE EXTENSION IF NOT EXISTS {e}"))
-                .with_context(|| {
-                    format!("creating extension {e}; the server needs PostgreSQL contrib")
+                .map_err(|err| {
+                    anyhow::anyhow!(
+                        "creating extension {e}: {}; the server needs PostgreSQL contrib, and a role that is not a superuser needs a superuser to run data/sql/grants.sql once",
+                        crate::server::db_error_line(&err)
+                    )
                 })?;
         }
         match &loader.tprocc {

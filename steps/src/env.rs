@@ -33,7 +33,10 @@ pub const KEEP_DB: &str = "HOTLAB_KEEP_DB";
 pub const WAIT: &str = "HOTLAB_WAIT";
 /// Seconds an arm keeps the server between two of its steps (default 300).
 pub const LEASE_IDLE_S: &str = "HOTLAB_LEASE_IDLE_S";
-/// Connection string of an external server.
+/// Directory of the TLS-only staging server (`server staging`; default `$HOTLAB_HOME/staging`).
+pub const STAGING_DIR: &str = "HOTLAB_STAGING_DIR";
+/// Connection string of an external server. libpq's own variables (`PGHOST`, `PGSSLMODE`, …,
+/// `PGSERVICEFILE`) are read where libpq's rules are kept: `server/conn.rs`.
 pub const DATABASE_URL: &str = "DATABASE_URL";
 
 pub fn var(name: &str) -> Option<String> {

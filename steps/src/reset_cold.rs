@@ -220,6 +220,11 @@ fn evict(server: &Server, database: Option<&str>) -> Result<String> {
                 .into(),
         );
     };
+    // Not a superuser: the function a superuser installed (data/sql/grants.sql), called from
+    // hotlab_probe so that nothing connects to the arm's database before its buffers go.
+    if !server.is_superuser()? {
+        return evict_by_grant(server, db);
+    }
     let mut c = server.connect(db)?;
     let version: i32 = c
         .query_one("SELECT current_setting('server_version_num')::int", &[])?
@@ -268,6 +273,40 @@ fn evict(server: &Server, database: Option<&str>) -> Result<String> {
         } else {
             "pg_buffercache_evict"
         },
+        if skipped > 0 {
+            format!(", {skipped} skipped (pinned)")
+        } else {
+            String::new()
+        }
+    ))
+}
+
+/// Eviction for a role that is not a superuser: `hotlab_evict_run_database` in hotlab_probe,
+/// which evicts only an arm database of hotlab's. Without it, one line naming the grant.
+fn evict_by_grant(server: &Server, db: &str) -> Result<String> {
+    const WARM: &str = "skipped: the role is not a superuser and PostgreSQL evicts buffers only for one; a superuser runs data/sql/grants.sql once (README, \"Your staging server\"); the arm starts warm";
+    if server.database_state("hotlab_probe")? != DbState::Ours {
+        return Ok(WARM.into());
+    }
+    let mut c = server.connect("hotlab_probe")?;
+    let has: bool = c
+        .query_one(
+            "SELECT to_regprocedure('public.hotlab_evict_run_database(name)') IS NOT NULL",
+            &[],
+        )?
+        .get(0);
+    if !has {
+        return Ok(WARM.into());
+    }
+    let r = c
+        .query_one(
+            "SELECT evicted, skipped, remaining FROM public.hotlab_evict_run_database($1)",
+            &[&db],
+        )
+        .map_err(|e| anyhow::anyhow!("{}", crate::server::db_error_line(&e)))?;
+    let (evicted, skipped, remaining): (i64, i64, i64) = (r.get(0), r.get(1), r.get(2));
+    Ok(format!(
+        "evicted {evicted} buffers of {db} (hotlab_evict_run_database, granted by data/sql/grants.sql), {remaining} left{}",
         if skipped > 0 {
             format!(", {skipped} skipped (pinned)")
         } else {

@@ -172,7 +172,7 @@ fn run_script(ctx: &Ctx, rd: &RunDir, plan: &ArmPlan, db: &str, size: &PgbenchSi
     let args = shape.pgbench_args(files, &scripts, db);
     let inv = pgbench::Invocation {
         bin: server.bin("pgbench"),
-        env: server.conn.libpq_env(db),
+        env: server.conn.child_env(db),
         args: args.clone(),
         log_prefix: rd.file("pgbench_log"),
         aggregate: false,
@@ -458,7 +458,7 @@ fn run_spv(ctx: &Ctx, rd: &RunDir, db: &str, size: &SpvSize) -> Result<()> {
     let args = shape.pgbench_args(&script.display().to_string(), db);
     let inv = pgbench::Invocation {
         bin: server.bin("pgbench"),
-        env: server.conn.libpq_env(db),
+        env: server.conn.child_env(db),
         args: args.clone(),
         log_prefix: rd.file("pgbench_log"),
         aggregate: true,

@@ -49,9 +49,8 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         let sink = notices.clone();
         let mut cfg = server.conn.config(&db);
         cfg.notice_callback(move |n| sink.lock().unwrap().push(n.message().to_string()));
-        let mut c = cfg
-            .connect(postgres::NoTls)
-            .context("connecting for VACUUM")?;
+        let mut c =
+            crate::server::tls::connect(&server.conn, cfg).context("connecting for VACUUM")?;
         let mut csv = CsvAppender::open(&rd.file("vacuum.csv"), VACUUM_HEADER)?;
         // In a sweep, the swept table is timed too: the ladder shows its VACUUM seconds.
         let mut tables = plan.vacuum_timing.clone();

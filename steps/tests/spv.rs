@@ -165,7 +165,7 @@ fn server_listens_on_loopback_and_not_as_root() {
     let _g = testing::serial();
     let ctx = testing::ctx("owner");
     let s = steps::server::Server::ensure(&ctx).unwrap();
-    assert_eq!(s.conn.host, "127.0.0.1");
+    assert_eq!(s.conn.first_host(), "127.0.0.1");
     let e = s.embedded.as_ref().unwrap();
     let uid = e.process_owner_uid().expect("postmaster pid");
     if steps::ctx::is_root() {

@@ -59,35 +59,23 @@ pub struct Args {
     pub help: Option<bool>,
 }
 
-/// The connection advise makes without `--run`: the connection string argument, else
-/// DATABASE_URL, else PG*, then psql's flags on top. Never shown with its password.
+/// The connection advise makes without `--run`: the connection string argument (else
+/// DATABASE_URL) and psql's flags, then the service file, `PG*` and libpq's defaults, as psql
+/// resolves them. Never shown with its password.
 fn connection(args: &Args) -> Result<crate::server::ConnInfo> {
-    use crate::server::external;
-    let flags = args.host.is_some() || args.port.is_some() || args.username.is_some();
-    let mut c = match &args.conninfo {
-        Some(s) => external::parse_conninfo(s, "the connection string")?,
-        None if crate::env::var(crate::env::DATABASE_URL).is_some()
-            || crate::env::var("PGHOST").is_some() =>
-        {
-            external::conn_info()?
-        }
-        None if flags => external::from_pg_env(
-            args.host.clone().unwrap_or_else(|| "localhost".into()),
-        )?,
-        None => bail!("no connection settings: pass a connection string or -h/-p/-U/-d, set DATABASE_URL (or PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE), or pass --run ARM for one of hotlab's arms"),
+    let flags = crate::server::conn::Flags {
+        host: args.host.clone(),
+        port: args.port,
+        user: args.username.clone(),
+        dbname: args.dbname.clone(),
     };
-    if let Some(h) = &args.host {
-        c.host = h.clone();
-    }
-    if let Some(p) = args.port {
-        c.port = p;
-    }
-    if let Some(u) = &args.username {
-        c.user = u.clone();
-    }
-    if let Some(d) = &args.dbname {
-        c.admin_db = d.clone();
-    }
+    let (text, what) = match &args.conninfo {
+        Some(s) => (Some(s.clone()), "the connection string"),
+        None => (crate::env::var(crate::env::DATABASE_URL), "DATABASE_URL"),
+    };
+    let mut c = crate::server::ConnInfo::resolve(text.as_deref(), what, &flags)?;
+    // psql's database: the one named, else the user's name (libpq's default), not `postgres`.
+    c.admin_db = c.get("dbname").unwrap_or_default().to_string();
     Ok(c)
 }
 
@@ -167,7 +155,7 @@ struct Raw {
 }
 
 pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
-    let (config, label, out) = match &args.run {
+    let (conn, label, out) = match &args.run {
         Some(dir) => {
             let rd = RunDir::open(dir)?;
             let stored = crate::io::read_json(&rd.file("advise.json")).ok();
@@ -192,7 +180,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
                 );
             }
             (
-                server.conn.config(&db),
+                server.conn.with_dbname(&db),
                 format!("{db} ({})", dir.display()),
                 Some(args.json.clone().unwrap_or_else(|| rd.file("advise.json"))),
             )
@@ -200,16 +188,18 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         None => {
             let conn = connection(args)?;
             let db = conn.admin_db.clone();
-            (
-                conn.config(&db),
-                format!("{db} at {}:{} as {}", conn.host, conn.port, conn.user),
-                args.json.clone(),
-            )
+            let label = format!(
+                "{db} at {} as {} (sslmode={})",
+                conn.endpoint(),
+                conn.user(),
+                conn.sslmode()
+            );
+            (conn, label, args.json.clone())
         }
     };
-    let mut client = config
-        .connect(postgres::NoTls)
-        .map_err(|e| anyhow::anyhow!("connecting to {label}: {}", db_error_line(&e)))?;
+    let db = conn.get("dbname").unwrap_or_default().to_string();
+    let mut client = crate::server::tls::connect(&conn, conn.config(&db))
+        .map_err(|e| anyhow::anyhow!("connecting to {label}: {e:#}"))?;
     let (markdown, json) = advise(&mut client, &label, args.threshold)?;
     match out {
         Some(p) if p.as_os_str() == "-" => println!("{}", serde_json::to_string_pretty(&json)?),

@@ -196,7 +196,8 @@ pub(crate) fn figures(v: &[(&str, f64)]) -> Vec<(String, f64)> {
     v.iter().map(|(k, x)| (k.to_string(), *x)).collect()
 }
 
-/// This process's environment plus the server's libpq variables, for a pgbench child.
+/// A pgbench child's environment: this process's without libpq's variables, plus the server's
+/// resolved settings (`ConnInfo::child_env`).
 pub(crate) fn libpq_env(server: &Server, db: &str) -> std::collections::HashMap<String, String> {
-    std::env::vars().chain(server.conn.libpq_env(db)).collect()
+    server.conn.child_env(db).into_iter().collect()
 }

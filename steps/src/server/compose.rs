@@ -57,13 +57,7 @@ pub fn ensure(_ctx: &Ctx) -> Result<Server> {
         .unwrap_or(DEFAULT_PORT);
     Ok(Server {
         kind: BackendKind::Compose,
-        conn: ConnInfo {
-            host: "127.0.0.1".into(),
-            port,
-            user: "postgres".into(),
-            password: Some(password),
-            admin_db: "postgres".into(),
-        },
+        conn: ConnInfo::own("127.0.0.1", port, "postgres", password, "postgres"),
         // Client programs come from the same pinned PostgreSQL 18 as the embedded backend.
         bin_dir: super::provision::binaries(&_ctx.home)?,
         embedded: None,

@@ -58,10 +58,15 @@ pub struct Embedded {
 impl Embedded {
     /// Provisions the binaries and initialises the cluster when needed.
     pub fn open(ctx: &Ctx) -> Result<Embedded> {
-        let bin_dir = binaries(&ctx.home)?;
+        Embedded::open_at(ctx.cluster_dir.clone(), binaries(&ctx.home)?)
+    }
+
+    /// A cluster of hotlab's in `cluster_dir` run by the binaries in `bin_dir` (the staging
+    /// server's), initialised when needed.
+    pub fn open_at(cluster_dir: PathBuf, bin_dir: PathBuf) -> Result<Embedded> {
         let e = Embedded {
             bin_dir,
-            cluster_dir: ctx.cluster_dir.clone(),
+            cluster_dir,
             run_as: run_as()?,
         };
         e.claim_cluster_dir()?;
@@ -86,7 +91,7 @@ impl Embedded {
     pub fn data_dir(&self) -> PathBuf {
         self.cluster_dir.join("data")
     }
-    fn socket_dir(&self) -> PathBuf {
+    pub fn socket_dir(&self) -> PathBuf {
         self.cluster_dir.join("sock")
     }
     fn log_path(&self) -> PathBuf {
@@ -146,6 +151,30 @@ impl Embedded {
         }
         fs::set_permissions(p, fs::Permissions::from_mode(mode))?;
         Ok(())
+    }
+
+    /// Writes `name` into the data directory, owned by the server user, with `mode`.
+    pub fn write_data_file(&self, name: &str, bytes: &[u8], mode: u32) -> Result<()> {
+        let p = self.data_dir().join(name);
+        fs::write(&p, bytes).with_context(|| format!("writing {}", p.display()))?;
+        if let Some(r) = &self.run_as {
+            chown(&p, Some(r.uid), Some(r.gid))
+                .with_context(|| format!("giving {} to {}", p.display(), r.name))?;
+        }
+        fs::set_permissions(&p, fs::Permissions::from_mode(mode))?;
+        Ok(())
+    }
+
+    /// The superuser's connection over the private socket (local trust; the socket directory
+    /// is 0700, the server user's).
+    pub fn socket_config(&self) -> Result<postgres::Config> {
+        let st = self.state()?;
+        let mut c = postgres::Config::new();
+        c.host_path(self.socket_dir())
+            .port(st.port)
+            .user(SUPERUSER)
+            .dbname("postgres");
+        Ok(c)
     }
 
     /// A server program (initdb, pg_ctl, psql) as the server user. `std::process` on purpose:
@@ -320,12 +349,8 @@ impl Embedded {
         if set.exists() && clean.exists() {
             return Ok(());
         }
-        let st = self.state()?;
-        let mut c = postgres::Config::new()
-            .host_path(self.socket_dir())
-            .port(st.port)
-            .user(SUPERUSER)
-            .dbname("postgres")
+        let mut c = self
+            .socket_config()?
             .connect(postgres::NoTls)
             .context("connecting over the private socket to set the password")?;
         if !set.exists() {
@@ -378,13 +403,13 @@ impl Embedded {
                 self.password_path().display()
             )
         })?;
-        Ok(ConnInfo {
-            host: "127.0.0.1".into(),
-            port: st.port,
-            user: SUPERUSER.into(),
-            password: Some(pw.trim().to_string()),
-            admin_db: "postgres".into(),
-        })
+        Ok(ConnInfo::own(
+            "127.0.0.1",
+            st.port,
+            SUPERUSER,
+            pw.trim().to_string(),
+            "postgres",
+        ))
     }
 
     /// The OS user that owns the postmaster process.
@@ -480,7 +505,7 @@ fn lookup_user(name: &str) -> Option<(u32, u32)> {
     }
 }
 
-fn random_password() -> Result<String> {
+pub fn random_password() -> Result<String> {
     let mut buf = [0u8; 24];
     fs::File::open("/dev/urandom")
         .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut buf))
@@ -520,7 +545,7 @@ pub fn claim_dir(d: &Path) -> Result<()> {
     Ok(())
 }
 
-fn write_private(p: &Path, text: &str) -> Result<()> {
+pub fn write_private(p: &Path, text: &str) -> Result<()> {
     use std::os::unix::fs::OpenOptionsExt;
     let mut f = fs::OpenOptions::new()
         .create(true)

@@ -4,6 +4,7 @@
 //! directory (embedded) and nothing else.
 
 pub mod compose;
+pub mod conn;
 pub mod embedded;
 pub mod external;
 pub mod lease;
@@ -11,6 +12,8 @@ pub mod memlimit;
 pub mod procfs;
 pub mod provision;
 pub mod settings;
+pub mod staging;
+pub mod tls;
 
 use std::path::PathBuf;
 
@@ -26,6 +29,10 @@ pub const OWNED_COMMENT: &str = "hotlab";
 /// its run directory still exists.
 pub const RUN_COMMENT_PREFIX: &str = "hotlab run=";
 
+/// The empty database with hotlab's extensions that a superuser makes for a role that is not one
+/// (data/sql/grants.sql).
+pub const BASE_DATABASE: &str = "hotlab_base";
+
 /// What `database_state` finds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DbState {
@@ -36,46 +43,7 @@ pub enum DbState {
     Foreign,
 }
 
-/// How a client reaches the server over TCP.
-#[derive(Debug, Clone)]
-pub struct ConnInfo {
-    pub host: String,
-    pub port: u16,
-    pub user: String,
-    pub password: Option<String>,
-    /// The database to connect to for administration (CREATE/DROP DATABASE).
-    pub admin_db: String,
-}
-
-impl ConnInfo {
-    pub fn config(&self, dbname: &str) -> postgres::Config {
-        let mut c = postgres::Config::new();
-        c.host(&self.host)
-            .port(self.port)
-            .user(&self.user)
-            .dbname(dbname)
-            .application_name("hotlab")
-            .connect_timeout(std::time::Duration::from_secs(10));
-        if let Some(p) = &self.password {
-            c.password(p);
-        }
-        c
-    }
-
-    /// The libpq environment for child processes (pgbench, psql).
-    pub fn libpq_env(&self, dbname: &str) -> Vec<(String, String)> {
-        let mut v = vec![
-            ("PGHOST".to_string(), self.host.clone()),
-            ("PGPORT".to_string(), self.port.to_string()),
-            ("PGUSER".to_string(), self.user.clone()),
-            ("PGDATABASE".to_string(), dbname.to_string()),
-        ];
-        if let Some(p) = &self.password {
-            v.push(("PGPASSWORD".to_string(), p.clone()));
-        }
-        v
-    }
-}
+pub use conn::ConnInfo;
 
 /// A reachable server, whatever the backend.
 pub struct Server {
@@ -103,7 +71,7 @@ impl Server {
                 }
             }
             BackendKind::Compose => compose::ensure(ctx)?,
-            BackendKind::External => external::open()?,
+            BackendKind::External => external::open(ctx)?,
         };
         // hotlab's own server may be half-way through a stop or a start another process began
         // (a reset-cold interrupted while pg_ctl ran): wait for it to settle, start it again if
@@ -127,26 +95,23 @@ impl Server {
     fn unreachable_hint(&self) -> String {
         match self.kind {
             BackendKind::External => format!(
-                "the external server at {}:{} does not answer; start it or fix DATABASE_URL/PG*",
-                self.conn.host, self.conn.port
+                "the external server at {} does not answer; start it or fix DATABASE_URL/PG*",
+                self.conn.endpoint()
             ),
             _ => format!(
-                "the server at {}:{} does not answer; see `cargo xtask server status`",
-                self.conn.host, self.conn.port
+                "the server at {} does not answer; see `cargo xtask server status`",
+                self.conn.endpoint()
             ),
         }
     }
 
     pub fn connect(&self, dbname: &str) -> Result<postgres::Client> {
-        self.conn
-            .config(dbname)
-            .connect(postgres::NoTls)
-            .with_context(|| {
-                format!(
-                    "connecting to database {dbname} at {}:{}",
-                    self.conn.host, self.conn.port
-                )
-            })
+        tls::connect(&self.conn, self.conn.config(dbname)).with_context(|| {
+            format!(
+                "connecting to database {dbname} at {}",
+                self.conn.endpoint()
+            )
+        })
     }
 
     pub fn bin(&self, name: &str) -> PathBuf {
@@ -199,10 +164,30 @@ impl Server {
         Ok(())
     }
 
-    /// Creates an empty (or templated) database and marks it as hotlab's.
-    pub fn create_own_database(&self, name: &str, template: Option<&str>) -> Result<()> {
+    /// Whether hotlab's role is a superuser.
+    pub fn is_superuser(&self) -> Result<bool> {
         let mut c = self.connect(&self.conn.admin_db)?;
-        let sql = match template {
+        Ok(c.query_one(
+            "SELECT rolsuper FROM pg_roles WHERE rolname = current_user",
+            &[],
+        )?
+        .get(0))
+    }
+
+    /// Creates an empty (or templated) database and marks it as hotlab's. An empty one is a copy
+    /// of template0, or, for a role that may not create hotlab's extensions (not a superuser),
+    /// of `hotlab_base`, which a superuser made with them (data/sql/grants.sql).
+    pub fn create_own_database(&self, name: &str, template: Option<&str>) -> Result<()> {
+        let base = match template {
+            None if !self.is_superuser()?
+                && self.database_state(BASE_DATABASE)? == DbState::Ours =>
+            {
+                Some(BASE_DATABASE)
+            }
+            _ => None,
+        };
+        let mut c = self.connect(&self.conn.admin_db)?;
+        let sql = match template.or(base) {
             Some(t) => format!(
                 "CREATE DATABASE {} TEMPLATE {} STRATEGY FILE_COPY",
                 ident(name),
@@ -283,8 +268,8 @@ impl Server {
             "version": version,
             "version_num": num.parse::<i64>().unwrap_or(0),
             "backend": self.kind,
-            "host": self.conn.host,
-            "port": self.conn.port,
+            "host": self.conn.first_host(),
+            "port": self.conn.first_port(),
             "settings": settings,
         }))
     }
@@ -388,6 +373,10 @@ pub enum Action {
         /// Only list them
         #[arg(long)]
         dry_run: bool,
+        /// Drop hotlab's loaded templates (`hotlab_tpl_*`) too: the next build loads again (on a
+        /// server you do not own, what leaves it as it was)
+        #[arg(long)]
+        templates: bool,
     },
     /// Open psql on the server, on this terminal (`server psql -- -c 'select 1'` passes
     /// arguments through)
@@ -399,6 +388,9 @@ pub enum Action {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
+    /// A TLS-only PostgreSQL 18 to try the external backend on (README, "Your staging
+    /// server"): start | stop | env
+    Staging(staging::Args),
     /// Free the server's workload lease left by an arm whose process is gone (refused while a
     /// step runs)
     Release,
@@ -408,10 +400,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     match &args.action {
         Action::Start => {
             let s = Server::ensure(ctx)?;
-            eprintln!(
-                "server running on {}:{} ({:?})",
-                s.conn.host, s.conn.port, s.kind
-            );
+            eprintln!("server running on {} ({:?})", s.conn.endpoint(), s.kind);
             Ok(())
         }
         Action::Stop => match ctx.backend {
@@ -420,20 +409,21 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             BackendKind::External => bail!("hotlab does not stop an external server"),
         },
         Action::Status { json } => status(ctx, *json),
-        Action::Gc { dry_run } => gc(ctx, *dry_run),
+        Action::Gc { dry_run, templates } => gc(ctx, *dry_run, *templates),
         Action::Psql { db, args } => {
             let s = Server::ensure(ctx)?;
             // duct inherits stdin, stdout and stderr: psql talks to the terminal.
-            let mut cmd = duct::cmd(s.bin("psql"), args).unchecked();
-            for (k, v) in s.conn.libpq_env(db) {
-                cmd = cmd.env(k, v);
-            }
-            let out = cmd.run().context("starting psql")?;
+            let out = duct::cmd(s.bin("psql"), args)
+                .unchecked()
+                .full_env(s.conn.child_env(db))
+                .run()
+                .context("starting psql")?;
             if !out.status.success() {
                 bail!("psql exited with {}", out.status);
             }
             Ok(())
         }
+        Action::Staging(a) => staging::run(ctx, a),
         Action::Release => {
             let was = lease::release(ctx)?;
             eprintln!("hotlab: server lease released (it was: {was})");
@@ -443,10 +433,28 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
 }
 
 /// Drops the arm databases of ours whose arm directory (named in their comment) no longer holds
-/// a meta.json; keeps every other database, templates included.
-fn gc(ctx: &Ctx, dry_run: bool) -> Result<()> {
+/// a meta.json, and with `templates` hotlab's loaded templates; keeps every other database.
+fn gc(ctx: &Ctx, dry_run: bool, templates: bool) -> Result<()> {
     let s = Server::ensure(ctx)?;
     let mut dropped = 0;
+    if templates {
+        let rows = s.connect(&s.conn.admin_db)?.query(
+            "SELECT datname FROM pg_database WHERE datname LIKE 'hotlab\\_tpl\\_%' \
+             AND shobj_description(oid, 'pg_database') = $1 ORDER BY datname",
+            &[&OWNED_COMMENT],
+        )?;
+        for r in rows {
+            let db: String = r.get(0);
+            if !dry_run {
+                s.drop_own_database(&db)?;
+                dropped += 1;
+            }
+            println!(
+                "{:10} {db}  (template)",
+                if dry_run { "would drop" } else { "dropped" }
+            );
+        }
+    }
     for (db, dir) in s.run_databases()? {
         let gone = !dir.join("meta.json").exists();
         let verb = match (gone, dry_run) {
@@ -476,7 +484,7 @@ fn status(ctx: &Ctx, json: bool) -> Result<()> {
         out["bin_dir"] = serde_json::json!(e.bin_dir);
         if e.pid().is_some() {
             let ci = e.conn_info()?;
-            if let Ok(mut c) = ci.config(&ci.admin_db).connect(postgres::NoTls) {
+            if let Ok(mut c) = tls::connect(&ci, ci.config(&ci.admin_db)) {
                 let v: String = c.query_one("SELECT version()", &[])?.get(0);
                 out["version"] = serde_json::json!(v);
                 out["running"] = serde_json::json!(true);

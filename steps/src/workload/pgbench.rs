@@ -51,7 +51,7 @@ pub fn run(inv: &Invocation, mut stop: impl FnMut() -> bool) -> Result<(Summary,
     args.push(format!("--log-prefix={}", inv.log_prefix.display()));
     let started = Instant::now();
     let handle = duct::cmd(&inv.bin, &args)
-        .full_env(std::env::vars().chain(inv.env.iter().cloned()))
+        .full_env(inv.env.iter().cloned())
         .stderr_to_stdout()
         .unchecked()
         .reader()
