@@ -587,7 +587,7 @@ fn ctrl_c_keeps_the_samples_and_marks_the_arm_interrupted() {
 /// settings are left alone and the differences recorded; with --apply-server-settings they are
 /// applied and `restore-settings` puts the old ones back; a setting that needs a restart is
 /// refused before anything is written; reset-cold creates no extension in the admin database;
-/// a malformed PGPORT and an sslmode that needs TLS are refused. (The old main wrote the study's
+/// a malformed PGPORT is refused, and so is a server without TLS under sslmode=require. (The old main wrote the study's
 /// settings into postgresql.auto.conf and left them there.)
 #[test]
 fn a_server_hotlab_does_not_own_is_left_alone() {
@@ -760,7 +760,7 @@ fn a_server_hotlab_does_not_own_is_left_alone() {
     tls.push(("DATABASE_URL".into(), format!("{url}?sslmode=require")));
     fails(
         &xtask(&tls, &["server", "start"]),
-        &["sslmode=require", "without TLS"],
+        &["refused TLS", "sslmode=require"],
     );
 }
 
