@@ -387,6 +387,38 @@ fn a_tls_only_server_hotlab_does_not_own() {
     ok(&o, "just arm (second value)");
     let sweep = Path::new(arms[0]).parent().unwrap().display().to_string();
     step(&["analyze", &sweep]);
+    let summary = std::fs::read_to_string(Path::new(&sweep).join("summary.md")).unwrap();
+    assert!(
+        summary.contains("**Not a full cold start.**")
+            && summary.contains("shared buffers cold (evicted without a restart")
+            && summary.contains("OS page cache **not dropped**"),
+        "{summary}"
+    );
+    // A study setting applied on purpose: the role may not, and is told the grant.
+    let spv = std::fs::read_to_string(ctx.data_dir.join("studies/spv.yaml")).unwrap();
+    std::fs::write(
+        ctx.data_dir.join("studies/spvset.yaml"),
+        spv.replacen("name: spv", "name: spvset", 1).replacen(
+            "default_size: article\n",
+            "default_size: article\nserver:\n  work_mem: 7777kB\n",
+            1,
+        ),
+    )
+    .unwrap();
+    let o = Command::new(&xtask)
+        .args([
+            "init", "--study", "spvset", "--size", "ci", "--arms", "ff100",
+        ])
+        .envs(ext.iter().cloned())
+        .output()
+        .unwrap();
+    let set_arm = ok(&o, "init spvset").trim().to_string();
+    let o = Command::new(&xtask)
+        .args(["build", "--run", &set_arm, "--apply-server-settings"])
+        .envs(ext.iter().cloned())
+        .output()
+        .unwrap();
+    fails(&o, &["GRANT ALTER SYSTEM ON PARAMETER work_mem"]);
     step(&["server", "gc", "--templates"]);
     let after = catalogs(&f);
     assert_eq!(

@@ -137,6 +137,11 @@ pub fn analyze_with(arm_dirs: &[PathBuf], allow_mixed: bool, threshold: f64) -> 
         markdown = format!("{md}\n{markdown}");
         json["ladder"] = lj;
     }
+    let (cold_md, cold_json) = cold_starts(&runs);
+    json["cold_start"] = cold_json;
+    if let Some(md) = cold_md {
+        markdown = format!("{md}\n{markdown}");
+    }
     if let Some((md, nj)) = not_at_study_settings(&runs) {
         markdown = format!("{md}\n{markdown}");
         json["not_at_study_settings"] = nj;
@@ -171,6 +176,69 @@ pub fn analyze_with(arm_dirs: &[PathBuf], allow_mixed: bool, threshold: f64) -> 
         charts,
         runs,
     })
+}
+
+/// Which caches each run started without: the last reset before its workload (reset.jsonl),
+/// per run in the JSON. Said in the summary when a run's start was not fully cold (a server
+/// hotlab cannot restart or whose OS page cache it cannot drop), so that no figure is read as a
+/// cold start's.
+fn cold_starts(runs: &[ArmRun]) -> (Option<String>, Value) {
+    let outcome = |reset: &Value, action: &str| -> Option<String> {
+        reset["actions"]
+            .as_array()?
+            .iter()
+            .find(|a| a["action"] == action)
+            .and_then(|a| a["outcome"].as_str())
+            .map(str::to_string)
+    };
+    let mut lines = vec![];
+    let mut j = vec![];
+    for r in runs {
+        let Some(last) = r.resets.last() else {
+            continue;
+        };
+        let shared = last["cold"] == true;
+        let kept = last["kept_warm"] == true;
+        let os = outcome(last, "os_cache");
+        let os_cold = os
+            .as_deref()
+            .is_some_and(|o| o.starts_with("dropped") || o.starts_with("fadvise"));
+        let how = outcome(last, "evict")
+            .filter(|e| e.starts_with("evicted"))
+            .map(|e| format!("evicted without a restart: {e}"))
+            .or_else(|| outcome(last, "stop").map(|_| "restarted".to_string()))
+            .or_else(|| outcome(last, "restart"));
+        j.push(json!({
+            "run": r.name(),
+            "shared_buffers_cold": shared,
+            "shared_buffers": how,
+            "os_cache_cold": os_cold,
+            "os_cache": os,
+            "kept_warm": kept,
+        }));
+        if kept || (shared && os_cold) {
+            continue;
+        }
+        lines.push(format!(
+            "- {}: shared buffers {} ({}); OS page cache {} ({})",
+            r.name(),
+            if shared { "cold" } else { "**warm**" },
+            how.unwrap_or_else(|| "–".into()),
+            if os_cold {
+                "dropped"
+            } else {
+                "**not dropped**"
+            },
+            os.unwrap_or_else(|| "–".into()),
+        ));
+    }
+    let md = (!lines.is_empty()).then(|| {
+        format!(
+            "**Not a full cold start.** These runs began with a cache still warm, so reads that would have gone to disk may have been served from memory:\n\n{}\n",
+            lines.join("\n")
+        )
+    });
+    (md, json!(j))
 }
 
 /// Runs on a server hotlab does not own whose settings were left alone and differ from the

@@ -99,7 +99,14 @@ impl Server {
                  WHERE sourcefile LIKE '%postgresql.auto.conf' ORDER BY seqno",
                 &[],
             )
-            .context("reading pg_file_settings (needs superuser or pg_read_all_settings)")?;
+            .map_err(|e| {
+                let user = self.conn.user().to_string();
+                let list = names.join(", ");
+                anyhow::anyhow!(
+                    "reading pg_file_settings, to restore the settings after the arm: {}; --apply-server-settings needs a superuser, or a superuser's GRANT SELECT ON pg_file_settings TO {user}, GRANT EXECUTE ON FUNCTION pg_show_all_file_settings() TO {user} and GRANT ALTER SYSTEM ON PARAMETER {list} TO {user}",
+                    super::db_error_line(&e)
+                )
+            })?;
         let mut found: BTreeMap<String, String> = BTreeMap::new();
         for r in rows {
             found.insert(r.get(0), r.get(1));
@@ -177,15 +184,22 @@ impl Server {
 }
 
 /// `ALTER SYSTEM SET k = 'v'`, or `RESET k` for None.
+/// A role without the right is told the grant that gives it.
 pub(crate) fn alter_system_set(c: &mut postgres::Client, k: &str, v: Option<&str>) -> Result<()> {
-    match v {
-        Some(v) => c.batch_execute(&format!(
-            "ALTER SYSTEM SET {k} = '{}'",
-            v.replace('\'', "''")
-        ))?,
-        None => c.batch_execute(&format!("ALTER SYSTEM RESET {k}"))?,
-    }
-    Ok(())
+    let sql = match v {
+        Some(v) => format!("ALTER SYSTEM SET {k} = '{}'", v.replace('\'', "''")),
+        None => format!("ALTER SYSTEM RESET {k}"),
+    };
+    c.batch_execute(&sql).map_err(|e| {
+        if e.code() == Some(&postgres::error::SqlState::INSUFFICIENT_PRIVILEGE) {
+            anyhow::anyhow!(
+                "{}; a superuser allows it with GRANT ALTER SYSTEM ON PARAMETER {k} TO <hotlab's role>, or leave the server's settings alone (no --apply-server-settings)",
+                super::db_error_line(&e)
+            )
+        } else {
+            e.into()
+        }
+    })
 }
 
 /// Reloads the configuration; returns how many settings wait for a restart.

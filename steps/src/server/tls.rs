@@ -41,7 +41,10 @@ pub fn connect(conn: &ConnInfo, mut cfg: postgres::Config) -> Result<postgres::C
         cfg.ssl_mode(SslMode::Disable);
         return Ok(cfg.connect(postgres::NoTls)?);
     }
-    let tls = tokio_postgres_rustls::MakeRustlsConnect::new(client_config(conn)?);
+    if conn.get("channel_binding") == Some("require") {
+        bail!("channel_binding=require: hotlab's client does not do channel binding; use channel_binding=prefer (the default) or disable");
+    }
+    let tls = MakeRustls(Arc::new(client_config(conn)?));
     if mode == "allow" {
         cfg.ssl_mode(SslMode::Disable);
         if let Ok(c) = cfg.connect(postgres::NoTls) {
@@ -276,5 +279,104 @@ impl ServerCertVerifier for Chain {
     }
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
         self.inner.supported_verify_schemes()
+    }
+}
+
+/// The `postgres` crate's TLS hook on tokio-rustls. No channel binding: the client says so, and
+/// SCRAM runs without it (what `channel_binding=prefer` allows).
+#[derive(Clone)]
+struct MakeRustls(Arc<rustls::ClientConfig>);
+
+struct RustlsConnect {
+    host: String,
+    config: Arc<rustls::ClientConfig>,
+}
+
+struct RustlsStream<S>(tokio_rustls::client::TlsStream<S>);
+
+type Io = std::io::Result<()>;
+
+impl<S> postgres::tls::MakeTlsConnect<S> for MakeRustls
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    type Stream = RustlsStream<S>;
+    type TlsConnect = RustlsConnect;
+    type Error = std::convert::Infallible;
+
+    fn make_tls_connect(&mut self, host: &str) -> Result<RustlsConnect, Self::Error> {
+        Ok(RustlsConnect {
+            host: host.to_string(),
+            config: self.0.clone(),
+        })
+    }
+}
+
+impl<S> postgres::tls::TlsConnect<S> for RustlsConnect
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    type Stream = RustlsStream<S>;
+    type Error = std::io::Error;
+    type Future = std::pin::Pin<
+        Box<dyn std::future::Future<Output = std::io::Result<RustlsStream<S>>> + Send>,
+    >;
+
+    fn connect(self, stream: S) -> Self::Future {
+        Box::pin(async move {
+            let name = ServerName::try_from(self.host)
+                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+            let tls = tokio_rustls::TlsConnector::from(self.config)
+                .connect(name, stream)
+                .await?;
+            Ok(RustlsStream(tls))
+        })
+    }
+}
+
+impl<S> postgres::tls::TlsStream for RustlsStream<S>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    fn channel_binding(&self) -> postgres::tls::ChannelBinding {
+        postgres::tls::ChannelBinding::none()
+    }
+}
+
+impl<S> tokio::io::AsyncRead for RustlsStream<S>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<Io> {
+        std::pin::Pin::new(&mut self.0).poll_read(cx, buf)
+    }
+}
+
+impl<S> tokio::io::AsyncWrite for RustlsStream<S>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.0).poll_write(cx, buf)
+    }
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Io> {
+        std::pin::Pin::new(&mut self.0).poll_flush(cx)
+    }
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Io> {
+        std::pin::Pin::new(&mut self.0).poll_shutdown(cx)
     }
 }
