@@ -155,7 +155,6 @@ impl ConnInfo {
                 given.insert(k.to_string(), v);
             }
         }
-        let dbname_named = given.contains_key("dbname");
         let mut from_password = given.contains_key("password").then(|| what.to_string());
         // The service file fills what the string left unset.
         let service = given
@@ -179,7 +178,7 @@ impl ConnInfo {
             }
         }
         given.remove("service");
-        let dbname_named = dbname_named || given.contains_key("dbname");
+        let dbname_named = given.contains_key("dbname");
         // Then the defaults.
         let user = match given.get("user") {
             Some(u) => u.clone(),
