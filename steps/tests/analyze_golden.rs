@@ -95,7 +95,62 @@ fn analyze_refuses_mixed_studies() {
         err.contains("mix studies") && err.contains("--allow-mixed"),
         "{err}"
     );
-    assert!(analyze::analyze_dirs(&dirs, true).is_ok());
+    // Accepted studies do not make one arm: the two ff100 runs are not averaged.
+    let err = analyze::analyze_dirs(&dirs, true)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        err.contains("runs of arm ff100 differ in study (other vs spv)") && err.contains("--mix"),
+        "{err}"
+    );
+    assert!(analyze::analyze_opts(&dirs, true, true, analyze::DEFAULT_THRESHOLD).is_ok());
+}
+
+/// Two runs of one arm at different sizes (the demo's `quick` beside a `ci` run) are never
+/// averaged: refused in one line naming the size; `--mix` pools them and the summary says so.
+#[test]
+fn runs_of_one_arm_with_different_fingerprints_are_not_averaged() {
+    let dir = std::env::temp_dir().join(format!("hotlab-fp-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let src = data().join("spv-ci/ff100");
+    for name in ["a", "b"] {
+        let d = dir.join(name);
+        std::fs::create_dir_all(d.join("snapshots")).unwrap();
+        for f in [
+            "meta.json",
+            "workload.json",
+            "snapshots/tables.csv",
+            "snapshots/database.csv",
+        ] {
+            std::fs::copy(src.join(f), d.join(f)).unwrap();
+        }
+    }
+    let meta = dir.join("b/meta.json");
+    let mut m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&meta).unwrap()).unwrap();
+    m["size"] = serde_json::json!("quick");
+    std::fs::write(&meta, serde_json::to_string_pretty(&m).unwrap()).unwrap();
+    let dirs = find_arm_dirs(&dir).unwrap();
+    let err = analyze::analyze_dirs(&dirs, false)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        err.contains("runs of arm ff100 differ in size (ci vs quick)")
+            && err.contains("--mix")
+            && !err.contains('\n'),
+        "{err}"
+    );
+    let a = analyze::analyze_opts(&dirs, false, true, analyze::DEFAULT_THRESHOLD).unwrap();
+    assert!(
+        a.markdown.starts_with("**Pooled on purpose (`--mix`).**")
+            && a.markdown.contains("- ff100: size (ci vs quick)"),
+        "{}",
+        a.markdown
+    );
+    assert_eq!(a.json["pooled"][0]["differs"][0]["part"], "size");
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// A repeated TPROC-C comparison (study 000 at the `ci` size, A B B A, captured from a real run)

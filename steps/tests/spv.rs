@@ -375,3 +375,84 @@ fn two_runs_of_one_arm_never_share_a_database() {
     assert_eq!(server.database_state(&db_a).unwrap(), DbState::Ours);
     server.drop_own_database(&db_a).unwrap();
 }
+
+/// An arm runs at PostgreSQL's defaults plus its study's settings, nothing else: a study that
+/// names only `shared_buffers`, built after a study that set study 000's WAL and memory
+/// settings, gets the default `max_wal_size`, `checkpoint_timeout` and `work_mem` (a user's
+/// study once ran with 15 checkpoints a minute, left by the study before it).
+#[test]
+fn a_study_runs_at_the_defaults_plus_its_own_settings() {
+    let _g = testing::serial();
+    let ctx = testing::ctx("settings-reset");
+    let spv = std::fs::read_to_string(ctx.data_dir.join("studies/spv.yaml")).unwrap();
+    let study = |name: &str, settings: &str| {
+        std::fs::write(
+            ctx.data_dir.join(format!("studies/{name}.yaml")),
+            spv.replacen("name: spv", &format!("name: {name}"), 1)
+                .replacen(
+                    "default_size: article\n",
+                    &format!("default_size: article\nserver:\n{settings}"),
+                    1,
+                ),
+        )
+        .unwrap();
+        let plan = PlanArgs {
+            study: Some(name.into()),
+            size: Some("ci".into()),
+            arms: vec!["ff100".into()],
+            repeats: 1,
+            ..Default::default()
+        }
+        .plan(&ctx)
+        .unwrap();
+        let (_, arms) = create_sweep(&ctx, &plan, name, None, false, "test").unwrap();
+        let rd = arms.into_iter().next().unwrap();
+        steps::build::run(
+            &ctx,
+            &steps::build::Args {
+                run: rd.path.clone(),
+                no_template: false,
+                apply_server_settings: false,
+            },
+        )
+        .unwrap();
+        rd
+    };
+    let server = steps::server::Server::ensure(&ctx).unwrap();
+    let show = |name: &str| -> String {
+        let mut c = server.connect("postgres").unwrap();
+        c.query_one(&format!("SHOW {name}"), &[]).unwrap().get(0)
+    };
+    let defaults: Vec<(String, String)> = ["max_wal_size", "checkpoint_timeout", "work_mem"]
+        .iter()
+        .map(|n| {
+            let mut c = server.connect("postgres").unwrap();
+            let d: String = c
+                .query_one(
+                    "SELECT boot_val || coalesce(unit, '') FROM pg_settings WHERE name = $1",
+                    &[n],
+                )
+                .unwrap()
+                .get(0);
+            (n.to_string(), d)
+        })
+        .collect();
+    study(
+        "set-wal",
+        "  max_wal_size: 128MB\n  checkpoint_timeout: 15min\n  work_mem: 8MB\n",
+    );
+    assert_eq!(show("max_wal_size"), "128MB");
+    assert_eq!(show("checkpoint_timeout"), "15min");
+    let rd = study("only-sb", "  shared_buffers: 128MB\n");
+    assert_eq!(show("max_wal_size"), "1GB");
+    assert_eq!(show("checkpoint_timeout"), "5min");
+    assert_eq!(show("work_mem"), "4MB");
+    let meta = rd.meta().unwrap();
+    // meta.json records the server's non-default sources; initdb's postgresql.conf names
+    // max_wal_size at its default, so a recorded value must be the default.
+    for (name, boot) in &defaults {
+        let recorded = meta["server"]["settings"][name].as_str().unwrap_or(boot);
+        assert_eq!(recorded, boot, "{name}: {}", meta["server"]["settings"]);
+    }
+    server.drop_own_database(&rd.database().unwrap()).ok();
+}

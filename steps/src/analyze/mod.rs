@@ -4,6 +4,7 @@
 //! charts/*.svg into the output directory.
 
 pub mod charts;
+pub mod fingerprint;
 pub mod ladder;
 pub mod load;
 pub mod mechanism;
@@ -36,6 +37,10 @@ pub struct Args {
     /// Accept runs of different studies in one analysis
     #[arg(long)]
     pub allow_mixed: bool,
+    /// Average runs of one arm even when their fingerprints differ (size, settings, PostgreSQL
+    /// version, host, hotlab revision, …); the summary says what was pooled
+    #[arg(long)]
+    pub mix: bool,
     /// Sweep recommendation: the new-page share (percent of updates) at or below which a
     /// saturated fillfactor is enough (the rule: README, "Which fillfactor")
     #[arg(long, default_value_t = DEFAULT_THRESHOLD, value_parser = crate::study::bounds::parse_percent)]
@@ -79,7 +84,7 @@ pub fn run(_ctx: &Ctx, args: &Args) -> Result<()> {
         (None, [one]) => one.clone(),
         _ => bail!("several input directories: pass --out DIR for the report"),
     };
-    let analysis = analyze_with(&arm_dirs, args.allow_mixed, args.threshold)?;
+    let analysis = analyze_opts(&arm_dirs, args.allow_mixed, args.mix, args.threshold)?;
     write(&out, &analysis)?;
     println!("{}", analysis.markdown);
     eprintln!("hotlab: report: {}", out.join("report.html").display());
@@ -95,6 +100,16 @@ pub fn analyze_dirs(arm_dirs: &[PathBuf], allow_mixed: bool) -> Result<Analysis>
 }
 
 pub fn analyze_with(arm_dirs: &[PathBuf], allow_mixed: bool, threshold: f64) -> Result<Analysis> {
+    analyze_opts(arm_dirs, allow_mixed, false, threshold)
+}
+
+/// `mix`: average runs of one arm whose fingerprints differ (`fingerprint.rs`).
+pub fn analyze_opts(
+    arm_dirs: &[PathBuf],
+    allow_mixed: bool,
+    mix: bool,
+    threshold: f64,
+) -> Result<Analysis> {
     // Two readers at a time: the files are independent, and each read is mostly single-threaded.
     let runs: Vec<ArmRun> = std::thread::scope(|s| {
         let half = arm_dirs.len().div_ceil(2);
@@ -119,6 +134,13 @@ pub fn analyze_with(arm_dirs: &[PathBuf], allow_mixed: bool, threshold: f64) -> 
             studies.join(", ")
         );
     }
+    let pooled = fingerprint::differences(&runs);
+    if let (Some((arm, diff)), false) = (pooled.first(), mix) {
+        bail!(
+            "runs of arm {arm} differ in {}: they are not averaged together; analyze them apart, or pass --mix to pool them on purpose",
+            fingerprint::describe(diff)
+        );
+    }
     let (mut markdown, mut json, charts) = match runs[0].plan.workload {
         Workload::Spv => spv::tables(&runs)?,
         Workload::Tprocc => tprocc::tables(&runs)?,
@@ -136,6 +158,16 @@ pub fn analyze_with(arm_dirs: &[PathBuf], allow_mixed: bool, threshold: f64) -> 
         let (md, lj) = ladder::ladder(&runs, &table, threshold);
         markdown = format!("{md}\n{markdown}");
         json["ladder"] = lj;
+    }
+    if !pooled.is_empty() {
+        let mut md = String::from(
+            "**Pooled on purpose (`--mix`).** These arms average runs whose fingerprints differ:\n\n",
+        );
+        for (arm, diff) in &pooled {
+            md.push_str(&format!("- {arm}: {}\n", fingerprint::describe(diff)));
+        }
+        markdown = format!("{md}\n{markdown}");
+        json["pooled"] = fingerprint::to_json(&pooled);
     }
     let (cold_md, cold_json) = cold_starts(&runs);
     json["cold_start"] = cold_json;

@@ -1,0 +1,123 @@
+//! A run's identity beyond its arm's name: what must be the same for two runs of an arm to be
+//! averaged. Read from meta.json: study and size, the size as resolved (warehouses, clients,
+//! VUs, window, scale variables), the arm's fillfactors and partitioning, the server settings
+//! as applied, PostgreSQL major.minor, the host (CPU, cores, RAM) and hotlab's revision.
+//! `analyze` refuses to average runs of one arm whose fingerprints differ, naming what differs,
+//! unless `--mix` pools them on purpose (and the summary says so).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+use super::load::ArmRun;
+
+/// The fingerprint's parts, in the order they are named: (part, value as shown).
+pub fn parts(r: &ArmRun) -> BTreeMap<&'static str, String> {
+    let m = &r.meta;
+    let text = |v: &Value| match v {
+        Value::Null => "?".to_string(),
+        Value::String(s) => s.clone(),
+        v => v.to_string(),
+    };
+    let mut arm = m["arm"].clone();
+    if let Some(o) = arm.as_object_mut() {
+        o.remove("name");
+    }
+    let version = m["server"]["version_num"]
+        .as_i64()
+        .map(|n| format!("{}.{}", n / 10000, n % 10000))
+        .unwrap_or_else(|| "?".into());
+    let host = &m["host"];
+    let mut p = BTreeMap::new();
+    p.insert("1 study", text(&m["study"]));
+    p.insert("2 size", text(&m["size"]));
+    p.insert("3 size as resolved", text(&m["size_spec"]));
+    p.insert("4 arm", text(&arm));
+    p.insert("5 server settings", text(&m["server_settings"]));
+    p.insert("6 PostgreSQL", version);
+    p.insert(
+        "7 host",
+        format!(
+            "{}, {} cores, {:.0} GiB",
+            text(&host["cpu"]),
+            text(&host["cores"]),
+            host["memory_bytes"].as_f64().unwrap_or(0.0) / 1073741824.0
+        ),
+    );
+    p.insert("8 hotlab", text(&m["hotlab"]["git"]));
+    p
+}
+
+/// The part's name as printed (`2 size` → `size`).
+fn label(k: &str) -> &str {
+    k.split_once(' ').map(|(_, l)| l).unwrap_or(k)
+}
+
+/// The first 8 hex digits of the parts' sha256: what `history` will show.
+pub fn short(parts: &BTreeMap<&'static str, String>) -> String {
+    let mut h = Sha256::new();
+    for (k, v) in parts {
+        h.update(k.as_bytes());
+        h.update([0]);
+        h.update(v.as_bytes());
+        h.update([0]);
+    }
+    format!("{:x}", h.finalize())[..8].to_string()
+}
+
+/// The parts that differ among an arm's runs: (part, its distinct values).
+pub type Diff = Vec<(String, Vec<String>)>;
+
+/// Arms whose runs differ, each with what differs.
+pub fn differences(runs: &[ArmRun]) -> Vec<(String, Diff)> {
+    let mut by_arm: BTreeMap<String, Vec<BTreeMap<&'static str, String>>> = BTreeMap::new();
+    for r in runs {
+        by_arm.entry(r.arm()).or_default().push(parts(r));
+    }
+    let mut out = vec![];
+    for (arm, fps) in by_arm {
+        let mut diff = vec![];
+        for k in fps[0].keys() {
+            let values: BTreeSet<&String> = fps.iter().filter_map(|f| f.get(k)).collect();
+            if values.len() > 1 {
+                diff.push((label(k).to_string(), values.into_iter().cloned().collect()));
+            }
+        }
+        if !diff.is_empty() {
+            out.push((arm, diff));
+        }
+    }
+    out
+}
+
+/// "size (ci vs quick), PostgreSQL (18.6 vs 18.7)": long values cut to their first 40 chars.
+pub fn describe(diff: &[(String, Vec<String>)]) -> String {
+    diff.iter()
+        .map(|(k, vs)| {
+            let short: Vec<String> = vs
+                .iter()
+                .map(|v| {
+                    if v.chars().count() > 40 {
+                        format!("{}…", v.chars().take(40).collect::<String>())
+                    } else {
+                        v.clone()
+                    }
+                })
+                .collect();
+            format!("{k} ({})", short.join(" vs "))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The JSON of the differences (summary.json `pooled`).
+pub fn to_json(d: &[(String, Diff)]) -> Value {
+    json!(d
+        .iter()
+        .map(|(arm, diff)| json!({
+            "arm": arm,
+            "differs": diff.iter().map(|(k, v)| json!({"part": k, "values": v})).collect::<Vec<_>>(),
+        }))
+        .collect::<Vec<_>>())
+}
