@@ -42,8 +42,33 @@ pub fn postmaster_pid(cluster_dir: &Path) -> i32 {
         .expect("postmaster.pid starts with the PID")
 }
 
+/// Removes the data directories of test processes that are gone (`hotlab-test-<name>-<pid>`
+/// in the temporary directory), once per process, so that `server gc` can drop the databases
+/// their runs kept.
+fn remove_stale_data_dirs() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            let Some(rest) = name.strip_prefix("hotlab-test-") else {
+                continue;
+            };
+            let Some(pid) = rest.rsplit('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+                continue;
+            };
+            if !Path::new(&format!("/proc/{pid}")).exists() {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    });
+}
+
 /// A fresh data directory (studies and reference copied from the repository, runs empty).
 pub fn data_dir(name: &str) -> PathBuf {
+    remove_stale_data_dirs();
     let d = std::env::temp_dir().join(format!("hotlab-test-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     let repo = project_root().join("data");

@@ -23,8 +23,25 @@ fn arm(ctx: &steps::Ctx, size: &str) -> PathBuf {
     arms[0].path.clone()
 }
 
-fn build_and_run(ctx: &steps::Ctx, dir: &Path) {
+/// The arm's database, kept for the test's queries and dropped when the test ends (a kept
+/// database whose run directory is a temporary one would be left in the test cluster for good).
+struct KeptDb(steps::Ctx, String);
+
+impl Drop for KeptDb {
+    fn drop(&mut self) {
+        if let Ok(s) = Server::ensure(&self.0) {
+            let _ = s.drop_own_database(&self.1);
+        }
+    }
+}
+
+fn build_and_run(ctx: &steps::Ctx, dir: &Path) -> KeptDb {
     testing::arm_cycle(ctx, dir, true).unwrap();
+    let db = read_json(&dir.join("meta.json")).unwrap()["build"]["database"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let kept = KeptDb(ctx.clone(), db);
     check::run(
         ctx,
         &check::Args {
@@ -32,6 +49,7 @@ fn build_and_run(ctx: &steps::Ctx, dir: &Path) {
         },
     )
     .unwrap();
+    kept
 }
 
 #[test]
@@ -39,7 +57,7 @@ fn hammerdb_profile_one_warehouse() {
     let _g = testing::serial();
     let ctx = testing::ctx("tprocc");
     let dir = arm(&ctx, "ci");
-    build_and_run(&ctx, &dir);
+    let _kept = build_and_run(&ctx, &dir);
     let meta = read_json(&dir.join("meta.json")).unwrap();
     let db = meta["build"]["database"].as_str().unwrap().to_string();
     let server = Server::ensure(&ctx).unwrap();
@@ -140,7 +158,7 @@ fn spec_profile_keeps_conditions_1_to_10_and_12() {
     let _g = testing::serial();
     let ctx = testing::ctx("tprocc-spec");
     let dir = arm(&ctx, "ci-spec");
-    build_and_run(&ctx, &dir);
+    let _kept = build_and_run(&ctx, &dir);
     let check = read_json(&dir.join("check.json")).unwrap();
     assert_eq!(check["ok"], true, "{check}");
     let numbers: Vec<i64> = check["conditions"]
@@ -182,9 +200,7 @@ fn sweep_of_order_line_recommends_a_fillfactor() {
     .unwrap();
     let (sweep, arms) = create_sweep(&ctx, &plan, "sweep", None, false, "test").unwrap();
     assert_eq!(arms.len(), 2);
-    for a in &arms {
-        build_and_run(&ctx, &a.path);
-    }
+    let _kept: Vec<KeptDb> = arms.iter().map(|a| build_and_run(&ctx, &a.path)).collect();
     let dirs = steps::rundir::find_arm_dirs(&sweep).unwrap();
     let a = analyze::analyze_dirs(&dirs, false).unwrap();
     let ladder = &a.json["ladder"];
