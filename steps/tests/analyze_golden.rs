@@ -64,9 +64,9 @@ fn spv_summary_json_has_every_field() {
     assert_eq!(a.json["claims"].as_array().unwrap().len(), 7);
 }
 
-#[test]
-fn analyze_refuses_mixed_studies() {
-    let dir = std::env::temp_dir().join(format!("hotlab-mixed-{}", std::process::id()));
+/// Two copies (`a`, `b`) of study 003's ff100 run in a fresh temporary directory.
+fn two_copies_of_ff100(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("hotlab-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let src = data().join("spv-ci/ff100");
     for name in ["a", "b"] {
@@ -81,6 +81,12 @@ fn analyze_refuses_mixed_studies() {
             std::fs::copy(src.join(f), d.join(f)).unwrap();
         }
     }
+    dir
+}
+
+#[test]
+fn analyze_refuses_mixed_studies() {
+    let dir = two_copies_of_ff100("mixed");
     let meta = dir.join("b/meta.json");
     let text = std::fs::read_to_string(&meta)
         .unwrap()
@@ -111,21 +117,7 @@ fn analyze_refuses_mixed_studies() {
 /// averaged: refused in one line naming the size; `--mix` pools them and the summary says so.
 #[test]
 fn runs_of_one_arm_with_different_fingerprints_are_not_averaged() {
-    let dir = std::env::temp_dir().join(format!("hotlab-fp-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let src = data().join("spv-ci/ff100");
-    for name in ["a", "b"] {
-        let d = dir.join(name);
-        std::fs::create_dir_all(d.join("snapshots")).unwrap();
-        for f in [
-            "meta.json",
-            "workload.json",
-            "snapshots/tables.csv",
-            "snapshots/database.csv",
-        ] {
-            std::fs::copy(src.join(f), d.join(f)).unwrap();
-        }
-    }
+    let dir = two_copies_of_ff100("fp");
     let meta = dir.join("b/meta.json");
     let mut m: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&meta).unwrap()).unwrap();

@@ -297,39 +297,44 @@ fn analyze_rolls_partitions_up_into_their_parent() {
 /// Two runs of the same arm each get their own database: building the second leaves the first's
 /// (with the first's fillfactor) alone; `server gc` drops only databases whose run directory is
 /// gone. On the old main both runs used `hotlab_spv_ff50`, and the second build replaced the
+/// A sweep of one arm of `study` at `ci`, labelled `label`: its directory and the arm.
+fn one_arm(ctx: &steps::Ctx, study: &str, arm: &str, label: &str) -> (std::path::PathBuf, RunDir) {
+    let plan = PlanArgs {
+        study: Some(study.into()),
+        size: Some("ci".into()),
+        arms: vec![arm.into()],
+        repeats: 1,
+        ..Default::default()
+    }
+    .plan(ctx)
+    .unwrap();
+    let (dir, arms) = create_sweep(ctx, &plan, label, None, false, "test").unwrap();
+    (dir, arms.into_iter().next().unwrap())
+}
+
+/// `build` of an arm, the server's settings left alone; the arm's database.
+fn build(ctx: &steps::Ctx, rd: &RunDir) -> String {
+    steps::build::run(
+        ctx,
+        &steps::build::Args {
+            run: rd.path.clone(),
+            no_template: false,
+            apply_server_settings: false,
+        },
+    )
+    .unwrap();
+    rd.database().unwrap()
+}
+
 /// first's table.
 #[test]
 fn two_runs_of_one_arm_never_share_a_database() {
     let _g = testing::serial();
     let ctx = testing::ctx("two-runs");
-    let sweep = |label: &str| {
-        let plan = PlanArgs {
-            study: Some("spv".into()),
-            size: Some("ci".into()),
-            arms: vec!["ff50".into()],
-            repeats: 1,
-            ..Default::default()
-        }
-        .plan(&ctx)
-        .unwrap();
-        create_sweep(&ctx, &plan, label, None, false, "test").unwrap()
-    };
-    let (_, a) = sweep("a");
-    let (b_dir, b) = sweep("b");
-    let (a, b) = (&a[0], &b[0]);
-    let build = |rd: &RunDir| {
-        steps::build::run(
-            &ctx,
-            &steps::build::Args {
-                run: rd.path.clone(),
-                no_template: false,
-                apply_server_settings: false,
-            },
-        )
-        .unwrap();
-        rd.database().unwrap()
-    };
-    let db_a = build(a);
+    let (_, a) = one_arm(&ctx, "spv", "ff50", "a");
+    let (b_dir, b) = one_arm(&ctx, "spv", "ff50", "b");
+    let (a, b) = (&a, &b);
+    let db_a = build(&ctx, a);
     steps::apply_fillfactor::run(
         &ctx,
         &steps::apply_fillfactor::Args {
@@ -337,7 +342,7 @@ fn two_runs_of_one_arm_never_share_a_database() {
         },
     )
     .unwrap();
-    let db_b = build(b);
+    let db_b = build(&ctx, b);
     assert_ne!(db_a, db_b);
     assert!(db_a.len() <= 63 && db_b.len() <= 63);
     let server = steps::server::Server::ensure(&ctx).unwrap();
@@ -396,26 +401,8 @@ fn a_study_runs_at_the_defaults_plus_its_own_settings() {
                 ),
         )
         .unwrap();
-        let plan = PlanArgs {
-            study: Some(name.into()),
-            size: Some("ci".into()),
-            arms: vec!["ff100".into()],
-            repeats: 1,
-            ..Default::default()
-        }
-        .plan(&ctx)
-        .unwrap();
-        let (_, arms) = create_sweep(&ctx, &plan, name, None, false, "test").unwrap();
-        let rd = arms.into_iter().next().unwrap();
-        steps::build::run(
-            &ctx,
-            &steps::build::Args {
-                run: rd.path.clone(),
-                no_template: false,
-                apply_server_settings: false,
-            },
-        )
-        .unwrap();
+        let (_, rd) = one_arm(&ctx, name, "ff100", name);
+        build(&ctx, &rd);
         rd
     };
     let server = steps::server::Server::ensure(&ctx).unwrap();
