@@ -231,16 +231,19 @@ impl ConnInfo {
         self.get("sslmode").unwrap_or("prefer")
     }
 
+    /// Every host as given (`host`, else `hostaddr`).
+    fn hosts(&self) -> &str {
+        self.get("host").or(self.get("hostaddr")).unwrap_or("")
+    }
+
     /// `host:port` (every host, as given), for messages.
     pub fn endpoint(&self) -> String {
-        let host = self.get("host").or(self.get("hostaddr")).unwrap_or("");
-        format!("{host}:{}", self.get("port").unwrap_or("5432"))
+        format!("{}:{}", self.hosts(), self.get("port").unwrap_or("5432"))
     }
 
     /// The first host, for meta.json and messages.
     pub fn first_host(&self) -> String {
-        let host = self.get("host").or(self.get("hostaddr")).unwrap_or("");
-        host.split(',').next().unwrap_or("").to_string()
+        self.hosts().split(',').next().unwrap_or("").to_string()
     }
 
     /// The first port.
