@@ -72,6 +72,12 @@ advise *ARGS:
 analyze +DIRS:
     cargo xtask analyze {{DIRS}}
 
+# Every run with results, one line each; words match a study, arm, size or table, flags filter
+# (`just history tprocc --since 30d`, `just history stock --pg 18.6`)
+[group('steps')]
+history *ARGS:
+    cargo xtask history {{ARGS}}
+
 # Put back server settings that build --apply-server-settings changed (external servers)
 [group('steps')]
 restore-settings RUN:

@@ -8,7 +8,7 @@
 //! 6. workloads: `workload`
 //! 7. steps: `init`, `reset_cold`, `build`, `apply_fillfactor`, `run`, `vacuum_timing`, `check`,
 //!    `restore_settings`,
-//!    `analyze`, `advise`, `bench`
+//!    `analyze`, `history`, `advise`, `bench`
 //! 8. `testing` (support for the integration tests), then the `xtask` binary.
 
 pub mod churn;
@@ -36,6 +36,7 @@ pub mod apply_fillfactor;
 pub mod bench;
 pub mod build;
 pub mod check;
+pub mod history;
 pub mod init;
 pub mod reset_cold;
 pub mod restore_settings;

@@ -109,6 +109,7 @@ const LAYERS: &[&[&str]] = &[
         "restore_settings",
         "check",
         "analyze",
+        "history",
         "advise",
     ],
     &["bench"],

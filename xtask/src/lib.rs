@@ -44,6 +44,9 @@ pub enum Step {
     Bench(steps::bench::Args),
     /// Turn run directories into the articles' tables (summary.md, summary.json, report.html)
     Analyze(steps::analyze::Args),
+    /// Every run with results, one line each: date, study, size, run, fingerprint, host,
+    /// PostgreSQL, status, headline figure; filtered by words and flags
+    History(steps::history::Args),
     /// Which tables could use a fillfactor? The three tests on any PostgreSQL 16+, read-only
     #[command(disable_help_flag = true)]
     Advise(steps::advise::Args),
@@ -82,6 +85,7 @@ fn dispatch(ctx: &Ctx, step: &Step) -> anyhow::Result<()> {
         Step::Check(a) => steps::check::run(ctx, a),
         Step::RestoreSettings(a) => steps::restore_settings::run(ctx, a),
         Step::Analyze(a) => steps::analyze::run(ctx, a),
+        Step::History(a) => steps::history::run(ctx, a),
         Step::Bench(a) => steps::bench::run(ctx, a),
         Step::Advise(a) => steps::advise::run(ctx, a),
     }

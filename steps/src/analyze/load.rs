@@ -247,6 +247,8 @@ pub struct Snapshots {
     pub series: HashMap<(String, String), Vec<(f64, f64)>>,
     /// Parents their partitions were added up into (a sum over objects skips them).
     pub rolled: std::collections::HashSet<String>,
+    /// The partitions themselves (a sum over tables that counts the parents skips these).
+    pub partitions: std::collections::HashSet<String>,
     /// Index → its table (tables.csv's index rows of kind `i`).
     pub index_of: HashMap<String, String>,
 }
@@ -296,6 +298,7 @@ pub fn snapshots(path: &Path) -> Result<Snapshots> {
         }
         if let Some(p) = partition_of(parents.get(i), kinds.get(i)) {
             out.rolled.insert(p.to_string());
+            out.partitions.insert(o.to_string());
             let key = (p.to_string(), m.to_string());
             let sum = rolled.entry(key).or_default();
             if additive(m) {

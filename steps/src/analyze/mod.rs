@@ -3,12 +3,14 @@
 //! the snapshot CSVs. Writes summary.md (also printed), summary.json, report.html and
 //! charts/*.svg into the output directory.
 
+pub mod baseline;
 pub mod charts;
 pub mod fingerprint;
 pub mod ladder;
 pub mod load;
 pub mod mechanism;
 pub mod report;
+pub mod results;
 pub mod script;
 pub mod small_table;
 pub mod spv;
@@ -30,6 +32,17 @@ pub struct Args {
     /// Run directories: a sweep (data/runs/<study>/<time>-<label>), arms, or several of them
     #[arg(required = true)]
     pub dirs: Vec<PathBuf>,
+    /// Compare with earlier runs of the same study: per arm and headline figure, the change
+    /// and whether it is beyond the noise of the repeats (README, "Results over time")
+    #[arg(long, num_args = 1.., value_name = "DIR")]
+    pub baseline: Vec<PathBuf>,
+    /// With --baseline: the smallest change of a mean (%) that can be called "changed"
+    #[arg(long, default_value_t = baseline::DEFAULT_MIN_CHANGE, value_parser = crate::study::bounds::parse_percent)]
+    pub min_change: f64,
+    /// Only (re)write every run's results.parquet and samples.parquet under DIRS (e.g.
+    /// data/runs) from its run directory, for `history`; no summary
+    #[arg(long)]
+    pub rebuild_index: bool,
     /// Where to write summary.md, summary.json, report.html, charts/ (default: the one input
     /// directory)
     #[arg(long)]
@@ -67,7 +80,12 @@ pub fn run(_ctx: &Ctx, args: &Args) -> Result<()> {
                 d.display()
             );
         }
-        arm_dirs.extend(find_arm_dirs(d)?);
+        if !args.rebuild_index {
+            arm_dirs.extend(find_arm_dirs(d)?);
+        }
+    }
+    if args.rebuild_index {
+        return rebuild_index(&args.dirs);
     }
     if arm_dirs.is_empty() {
         bail!(
@@ -84,10 +102,56 @@ pub fn run(_ctx: &Ctx, args: &Args) -> Result<()> {
         (None, [one]) => one.clone(),
         _ => bail!("several input directories: pass --out DIR for the report"),
     };
-    let analysis = analyze_opts(&arm_dirs, args.allow_mixed, args.mix, args.threshold)?;
+    let mut analysis = analyze_opts(&arm_dirs, args.allow_mixed, args.mix, args.threshold)?;
+    if !args.baseline.is_empty() {
+        let mut base_dirs = vec![];
+        for d in &args.baseline {
+            if !d.exists() {
+                bail!(
+                    "--baseline {} does not exist; `cargo xtask history` lists the runs there are",
+                    d.display()
+                );
+            }
+            base_dirs.extend(results::arm_dirs_under(d)?);
+        }
+        let base: Vec<ArmRun> = base_dirs
+            .iter()
+            .map(|d| ArmRun::load(d))
+            .collect::<Result<_>>()?;
+        let (md, j) = baseline::compare(&analysis.runs, &base, args.min_change)?;
+        analysis.markdown = format!("{md}\n{}", analysis.markdown);
+        analysis.json["baseline"] = j;
+    }
     write(&out, &analysis)?;
+    // The tidy results of each run, for `history` (a failure here loses no summary).
+    for r in &analysis.runs {
+        if let Err(e) = results::write(r) {
+            eprintln!(
+                "hotlab: warning: results of {} not written: {e:#}",
+                r.dir.display()
+            );
+        }
+    }
     println!("{}", analysis.markdown);
     eprintln!("hotlab: report: {}", out.join("report.html").display());
+    Ok(())
+}
+
+/// `--rebuild-index`: every run's results files under `dirs`, rewritten from its run directory.
+fn rebuild_index(dirs: &[PathBuf]) -> Result<()> {
+    let mut n = 0;
+    for d in dirs {
+        for arm in results::arm_dirs_under(d)? {
+            let r = ArmRun::load(&arm)?;
+            results::write(&r)?;
+            n += 1;
+        }
+    }
+    eprintln!(
+        "hotlab: wrote {} and {} for {n} run(s); `cargo xtask history` lists them",
+        results::RUNS_FILE,
+        results::SAMPLES_FILE
+    );
     Ok(())
 }
 

@@ -1,0 +1,264 @@
+//! `analyze NEW… --baseline OLD…`: per arm and headline figure, the baseline's and today's
+//! value, the change, and a verdict that respects noise, plus what differs between the two sides'
+//! fingerprints.
+//!
+//! The verdict: "changed" only when the two sets of repeats do not overlap (every new run above
+//! every baseline run, or below) and the means differ by at least the minimum change; else
+//! "within noise". With two repeats a side there is no distribution to test, and a t-test on
+//! n = 2 would claim a confidence it does not have; non-overlapping ranges are what a reader can
+//! check by eye in the every-run table. A side with one run has no range: its verdict says so.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use anyhow::{bail, Result};
+use serde_json::{json, Value};
+
+use super::load::ArmRun;
+use super::results::{RunRow, HEADLINES};
+use super::{fingerprint, md_table, num};
+use crate::stats::Stats;
+
+/// The default minimum change (%) a verdict calls "changed".
+pub const DEFAULT_MIN_CHANGE: f64 = 5.0;
+
+/// One figure's comparison.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    pub arm: String,
+    pub figure: String,
+    pub base: Option<Stats>,
+    pub new: Option<Stats>,
+    pub change_pct: Option<f64>,
+    pub verdict: String,
+}
+
+/// The verdict on two sets of repeats (see the module's comment).
+pub fn verdict(base: &[f64], new: &[f64], min_change_pct: f64) -> (Option<f64>, String) {
+    let (Some(b), Some(n)) = (Stats::of(base), Stats::of(new)) else {
+        return (None, "not measured".into());
+    };
+    let change = (b.mean != 0.0).then(|| 100.0 * (n.mean - b.mean) / b.mean.abs());
+    let big = change.is_some_and(|c| c.abs() >= min_change_pct) || (b.mean == 0.0 && n.mean != 0.0);
+    let apart = n.min > b.max || n.max < b.min;
+    let v = if b.n < 2 || n.n < 2 {
+        if big {
+            "beyond the minimum; noise unknown (one run a side)"
+        } else {
+            "below the minimum (one run a side)"
+        }
+    } else if apart && big {
+        "changed"
+    } else {
+        "within noise"
+    };
+    (change, v.into())
+}
+
+/// The comparison of `new` with `base`: Markdown and JSON. Refused in one line when the
+/// baseline holds no run of the new runs' study.
+pub fn compare(new: &[ArmRun], base: &[ArmRun], min_change_pct: f64) -> Result<(String, Value)> {
+    let studies: BTreeSet<&str> = new.iter().map(|r| r.plan.study.as_str()).collect();
+    let base: Vec<&ArmRun> = base
+        .iter()
+        .filter(|r| studies.contains(r.plan.study.as_str()))
+        .collect();
+    if base.is_empty() {
+        bail!(
+            "--baseline: no run of study {} among the baseline directories; pass runs of the same study (`cargo xtask history {}` lists them)",
+            studies.iter().copied().collect::<Vec<_>>().join(", "),
+            studies.iter().next().copied().unwrap_or("")
+        );
+    }
+    let complete = |r: &&ArmRun| r.status() == "complete";
+    let mut arms: Vec<String> = vec![];
+    for r in new {
+        if !arms.contains(&r.arm()) {
+            arms.push(r.arm());
+        }
+    }
+    let mut rows = vec![];
+    let mut verdicts = vec![];
+    let mut diffs = vec![];
+    let mut missing = vec![];
+    for arm in &arms {
+        let n: Vec<&ArmRun> = new
+            .iter()
+            .filter(|r| r.arm() == *arm)
+            .filter(complete)
+            .collect();
+        let b: Vec<&ArmRun> = base
+            .iter()
+            .copied()
+            .filter(|r| r.arm() == *arm)
+            .filter(complete)
+            .collect();
+        if b.is_empty() || n.is_empty() {
+            missing.push(arm.clone());
+            continue;
+        }
+        diffs.push((arm.clone(), differences(&b, &n)));
+        let (nr, br): (Vec<RunRow>, Vec<RunRow>) = (
+            n.iter().map(|r| RunRow::of(r)).collect(),
+            b.iter().map(|r| RunRow::of(r)).collect(),
+        );
+        for (column, label) in HEADLINES {
+            let vals = |rows: &[RunRow]| -> Vec<f64> {
+                rows.iter().filter_map(|r| r.figure(column)).collect()
+            };
+            let (bv, nv) = (vals(&br), vals(&nr));
+            if bv.is_empty() && nv.is_empty() {
+                continue;
+            }
+            let label = if *column == "throughput" {
+                nr[0].metric.clone()
+            } else {
+                label.to_string()
+            };
+            let (change, v) = verdict(&bv, &nv, min_change_pct);
+            let cell = |s: Option<Stats>| super::spread_cell(s, |x| num(Some(x), decimals(x)));
+            rows.push(vec![
+                arm.clone(),
+                label.clone(),
+                cell(Stats::of(&bv)),
+                cell(Stats::of(&nv)),
+                change
+                    .map(|c| format!("{c:+.1} %"))
+                    .unwrap_or_else(|| "–".into()),
+                if v == "changed" {
+                    "**changed**".into()
+                } else {
+                    v.clone()
+                },
+            ]);
+            verdicts.push(Verdict {
+                arm: arm.clone(),
+                figure: label,
+                base: Stats::of(&bv),
+                new: Stats::of(&nv),
+                change_pct: change,
+                verdict: v,
+            });
+        }
+    }
+    let mut md = String::from("## Compared with the baseline\n\n");
+    md.push_str(&format!(
+        "Baseline: {} run(s) in {}. A figure is **changed** only when the two sets of repeats do not overlap and the means differ by {min_change_pct} % or more (`--min-change`); otherwise it is within noise. Each cell: mean (min–max, spread) over the arm's complete runs.\n\n",
+        base.len(),
+        dirs_of(&base)
+    ));
+    for (arm, d) in &diffs {
+        md.push_str(&format!("- {arm}: {d}\n"));
+    }
+    md.push('\n');
+    md.push_str(&md_table(
+        &["arm", "figure", "baseline", "new", "change", "verdict"],
+        &rows,
+    ));
+    if !missing.is_empty() {
+        md.push_str(&format!(
+            "\nNo complete run on both sides for: {}.\n",
+            missing.join(", ")
+        ));
+    }
+    let j = json!({
+        "min_change_pct": min_change_pct,
+        "baseline_runs": base.iter().map(|r| r.dir.display().to_string()).collect::<Vec<_>>(),
+        "differs": diffs.iter().map(|(a, d)| json!({"arm": a, "differs": d})).collect::<Vec<_>>(),
+        "figures": verdicts.iter().map(|v| json!({
+            "arm": v.arm, "figure": v.figure, "baseline": Stats::json(v.base),
+            "new": Stats::json(v.new), "change_pct": v.change_pct, "verdict": v.verdict,
+        })).collect::<Vec<_>>(),
+        "no_baseline": missing,
+    });
+    Ok((md, j))
+}
+
+/// Decimals that keep 3–4 significant digits.
+fn decimals(x: f64) -> usize {
+    match x.abs() {
+        a if a >= 100.0 => 0,
+        a if a >= 10.0 => 1,
+        _ => 2,
+    }
+}
+
+/// The sweep directories the baseline came from.
+fn dirs_of(runs: &[&ArmRun]) -> String {
+    let mut d: Vec<String> = runs
+        .iter()
+        .filter_map(|r| r.dir.parent())
+        .map(|p| p.display().to_string())
+        .collect();
+    d.sort();
+    d.dedup();
+    d.join(", ")
+}
+
+/// What differs between the baseline's fingerprints and the new ones: "PostgreSQL 18.6 → 18.7,
+/// same host", or "same fingerprint".
+fn differences(base: &[&ArmRun], new: &[&ArmRun]) -> String {
+    let side = |runs: &[&ArmRun]| -> BTreeMap<&'static str, BTreeSet<String>> {
+        let mut m: BTreeMap<&'static str, BTreeSet<String>> = BTreeMap::new();
+        for r in runs {
+            for (k, v) in fingerprint::parts(r) {
+                m.entry(k).or_default().insert(v);
+            }
+        }
+        m
+    };
+    let (b, n) = (side(base), side(new));
+    let show = |s: &BTreeSet<String>| {
+        let v: Vec<String> = s.iter().map(|x| cut(x)).collect();
+        v.join(" / ")
+    };
+    let mut out = vec![];
+    for (k, bv) in &b {
+        let nv = n.get(k).cloned().unwrap_or_default();
+        let name = k.split_once(' ').map(|(_, l)| l).unwrap_or(k);
+        if *bv != nv {
+            out.push(format!("{name} {} → {}", show(bv), show(&nv)));
+        }
+    }
+    if out.is_empty() {
+        return "same fingerprint (study, size, arm, settings, PostgreSQL, host, hotlab)".into();
+    }
+    if b.get("7 host") == n.get("7 host") {
+        out.push("same host".into());
+    }
+    out.join("; ")
+}
+
+/// Long values cut to 60 characters.
+fn cut(v: &str) -> String {
+    if v.chars().count() > 60 {
+        format!("{}…", v.chars().take(60).collect::<String>())
+    } else {
+        v.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdicts_respect_noise_and_the_minimum() {
+        // Overlapping repeats: within noise, however large the change of the means.
+        assert_eq!(
+            verdict(&[100.0, 140.0], &[130.0, 170.0], 5.0).1,
+            "within noise"
+        );
+        // Apart and beyond the minimum: changed.
+        let (c, v) = verdict(&[100.0, 102.0], &[120.0, 125.0], 5.0);
+        assert_eq!(v, "changed");
+        assert!((c.unwrap() - 21.29).abs() < 0.01, "{c:?}");
+        // Apart but below the minimum: within noise.
+        assert_eq!(
+            verdict(&[100.0, 100.5], &[101.0, 101.5], 5.0).1,
+            "within noise"
+        );
+        // One run a side: said.
+        assert!(verdict(&[100.0], &[150.0], 5.0).1.contains("noise unknown"));
+        assert_eq!(verdict(&[], &[1.0], 5.0).1, "not measured");
+    }
+}
