@@ -24,6 +24,10 @@ fn spv_summary_matches_golden() {
 fn spv_summary_json_has_every_field() {
     let dirs = find_arm_dirs(&data().join("spv-ci")).unwrap();
     let a = analyze::analyze_dirs(&dirs, false).unwrap();
+    assert_eq!(
+        a.json["schema_version"].as_u64(),
+        Some(analyze::summary::SCHEMA_VERSION as u64)
+    );
     let runs = a.json["runs"].as_array().unwrap();
     let arms: Vec<&str> = runs.iter().map(|r| r["arm"].as_str().unwrap()).collect();
     assert_eq!(arms, ["ff100", "ff75", "ff50", "ff30"]);
@@ -54,6 +58,26 @@ fn spv_summary_json_has_every_field() {
             assert!(t[k].as_f64().is_some(), "{k} missing in {t}");
         }
         assert_eq!(t["n_tup_upd"].as_f64(), Some(40_000.0));
+        // Every per-run row carries the run's identity, and the run index agrees with the row.
+        let id = &r["identity"];
+        assert_eq!(
+            (
+                id["study"].as_str(),
+                id["size"].as_str(),
+                id["run"].as_str()
+            ),
+            (Some("spv"), Some("ci"), r["arm"].as_str()),
+            "{r}"
+        );
+        assert_eq!(id["fingerprint"].as_str().map(str::len), Some(8), "{id}");
+        let indexed = a.json["run_index"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["run"] == r["arm"])
+            .unwrap();
+        assert_eq!(indexed["fingerprint"], id["fingerprint"]);
+        assert_eq!(indexed["hot_pct"].as_f64(), t["hot_pct"].as_f64());
         let hot = t["hot_pct"].as_f64().unwrap();
         assert!((0.0..=100.0).contains(&hot));
         let parts = t["n_tup_hot_upd"].as_f64().unwrap() + t["n_tup_newpage_upd"].as_f64().unwrap();
@@ -142,6 +166,14 @@ fn runs_of_one_arm_with_different_fingerprints_are_not_averaged() {
         a.markdown
     );
     assert_eq!(a.json["pooled"][0]["differs"][0]["part"], "size");
+    // The pooled runs, one row each, with the part that differs.
+    assert!(
+        a.markdown.contains("| run | fingerprint | size |")
+            && a.markdown.contains("| ci |")
+            && a.markdown.contains("| quick |"),
+        "{}",
+        a.markdown
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
 

@@ -208,7 +208,7 @@ fn differences(base: &[&ArmRun], new: &[&ArmRun]) -> String {
     };
     let (b, n) = (side(base), side(new));
     let show = |s: &BTreeSet<String>| {
-        let v: Vec<String> = s.iter().map(|x| cut(x)).collect();
+        let v: Vec<String> = s.iter().map(|x| fingerprint::cut(x, 60)).collect();
         v.join(" / ")
     };
     let mut out = vec![];
@@ -226,15 +226,6 @@ fn differences(base: &[&ArmRun], new: &[&ArmRun]) -> String {
         out.push("same host".into());
     }
     out.join("; ")
-}
-
-/// Long values cut to 60 characters.
-fn cut(v: &str) -> String {
-    if v.chars().count() > 60 {
-        format!("{}…", v.chars().take(60).collect::<String>())
-    } else {
-        v.to_string()
-    }
 }
 
 #[cfg(test)]

@@ -95,20 +95,53 @@ pub fn differences(runs: &[ArmRun]) -> Vec<(String, Diff)> {
 pub fn describe(diff: &[(String, Vec<String>)]) -> String {
     diff.iter()
         .map(|(k, vs)| {
-            let short: Vec<String> = vs
-                .iter()
-                .map(|v| {
-                    if v.chars().count() > 40 {
-                        format!("{}…", v.chars().take(40).collect::<String>())
-                    } else {
-                        v.clone()
-                    }
-                })
-                .collect();
+            let short: Vec<String> = vs.iter().map(|v| cut(v, 40)).collect();
             format!("{k} ({})", short.join(" vs "))
         })
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// The pooled arms' runs, one row each: the run, its fingerprint's short hash and the value of
+/// every part that differs (the tables below it average these rows).
+pub fn runs_table(runs: &[ArmRun], pooled: &[(String, Diff)]) -> String {
+    let mut differing: Vec<String> = vec![];
+    for (_, diff) in pooled {
+        for (k, _) in diff {
+            if !differing.contains(k) {
+                differing.push(k.clone());
+            }
+        }
+    }
+    let mut header = vec!["run", "fingerprint"];
+    header.extend(differing.iter().map(String::as_str));
+    let rows: Vec<Vec<String>> = runs
+        .iter()
+        .filter(|r| pooled.iter().any(|(a, _)| *a == r.arm()))
+        .map(|r| {
+            let p = parts(r);
+            let mut row = vec![r.name(), short(&p)];
+            for k in &differing {
+                let v = p
+                    .iter()
+                    .find(|(pk, _)| label(pk) == k)
+                    .map(|(_, v)| v.clone())
+                    .unwrap_or_default();
+                row.push(cut(&v, 40));
+            }
+            row
+        })
+        .collect();
+    super::md_table(&header, &rows)
+}
+
+/// A long value cut to its first `n` characters.
+pub fn cut(v: &str, n: usize) -> String {
+    if v.chars().count() > n {
+        format!("{}…", v.chars().take(n).collect::<String>())
+    } else {
+        v.to_string()
+    }
 }
 
 /// The JSON of the differences (summary.json `pooled`).

@@ -14,6 +14,7 @@ pub mod results;
 pub mod script;
 pub mod small_table;
 pub mod spv;
+pub mod summary;
 pub mod tprocc;
 
 use std::path::{Path, PathBuf};
@@ -22,7 +23,7 @@ use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
 use crate::ctx::Ctx;
-use crate::io::{now_rfc3339, write_json_atomic};
+use crate::io::write_json_atomic;
 use crate::rundir::find_arm_dirs;
 use crate::study::Workload;
 use load::ArmRun;
@@ -230,6 +231,8 @@ pub fn analyze_opts(
         for (arm, diff) in &pooled {
             md.push_str(&format!("- {arm}: {}\n", fingerprint::describe(diff)));
         }
+        md.push('\n');
+        md.push_str(&fingerprint::runs_table(&runs, &pooled));
         markdown = format!("{md}\n{markdown}");
         json["pooled"] = fingerprint::to_json(&pooled);
     }
@@ -264,8 +267,7 @@ pub fn analyze_opts(
             .map(|(r, s, w)| json!({"run": r, "status": s, "why": w}))
             .collect::<Vec<_>>());
     }
-    json["generated"] = json!(now_rfc3339());
-    json["studies"] = json!(studies);
+    let json = summary::Summary::new(json, studies, &runs).to_json();
     Ok(Analysis {
         markdown,
         json,

@@ -27,7 +27,7 @@ pub const RUNS_FILE: &str = "results.parquet";
 pub const SAMPLES_FILE: &str = "samples.parquet";
 
 /// One row of the runs table (docs/results.md names every column).
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, schemars::JsonSchema)]
 pub struct RunRow {
     pub schema_version: i64,
     pub study: String,

@@ -117,6 +117,12 @@ pub fn bench_analyze(ctx: &Ctx, runs: usize, samples: usize, repeats: u32) -> Re
     let t = Instant::now();
     crate::analyze::write(&dir, analysis.as_ref().expect("one pass at least"))?;
     let report = t.elapsed().as_secs_f64();
+    // What the analyze step adds after the report: every run's results files (Parquet).
+    let t = Instant::now();
+    for r in &analysis.as_ref().expect("one pass at least").runs {
+        crate::analyze::results::write(r)?;
+    }
+    let results = t.elapsed().as_secs_f64();
     let times = timed.of("analyze", "seconds");
     let mut sorted = times.clone();
     sorted.sort_by(f64::total_cmp);
@@ -127,10 +133,11 @@ pub fn bench_analyze(ctx: &Ctx, runs: usize, samples: usize, repeats: u32) -> Re
         times.len()
     );
     println!("  writing the report {report:>4.2} s");
+    println!("  writing {runs} runs' results.parquet and samples.parquet {results:>4.2} s");
     write_json_atomic(
         &dir.join("result.json"),
         &json!({"what": "analyze", "runs": runs, "samples": samples, "rows_per_run": rows,
-                "seconds": times, "median_s": secs, "best_s": best, "report_s": report}),
+                "seconds": times, "median_s": secs, "best_s": best, "report_s": report, "results_s": results}),
     )?;
     // The generated set is large and only for this measurement.
     std::fs::remove_dir_all(&set)?;
