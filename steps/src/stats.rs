@@ -24,13 +24,18 @@ impl Stats {
         let (min, max) = v
             .iter()
             .fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(*x), b.max(*x)));
-        Some(Stats {
-            n: v.len(),
+        Some(Stats::from_parts(v.len(), mean, min, max))
+    }
+
+    /// From an aggregate computed elsewhere (a Polars group-by): the spread derived the one way.
+    pub fn from_parts(n: usize, mean: f64, min: f64, max: f64) -> Stats {
+        Stats {
+            n,
             mean,
             min,
             max,
             spread_pct: (mean != 0.0).then(|| 100.0 * (max - min) / mean.abs()),
-        })
+        }
     }
 
     pub fn json(s: Option<Stats>) -> Value {

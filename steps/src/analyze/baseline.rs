@@ -14,7 +14,7 @@ use anyhow::{bail, Result};
 use serde_json::{json, Value};
 
 use super::load::ArmRun;
-use super::results::{RunRow, HEADLINES};
+use super::results::{arm_stats, RunRow, HEADLINES};
 use super::{fingerprint, md_table, num};
 use crate::stats::Stats;
 
@@ -33,8 +33,12 @@ pub struct Verdict {
 }
 
 /// The verdict on two sets of repeats (see the module's comment).
-pub fn verdict(base: &[f64], new: &[f64], min_change_pct: f64) -> (Option<f64>, String) {
-    let (Some(b), Some(n)) = (Stats::of(base), Stats::of(new)) else {
+pub fn verdict(
+    base: Option<Stats>,
+    new: Option<Stats>,
+    min_change_pct: f64,
+) -> (Option<f64>, String) {
+    let (Some(b), Some(n)) = (base, new) else {
         return (None, "not measured".into());
     };
     let change = (b.mean != 0.0).then(|| 100.0 * (n.mean - b.mean) / b.mean.abs());
@@ -97,16 +101,14 @@ pub fn compare(new: &[ArmRun], base: &[ArmRun], min_change_pct: f64) -> Result<(
             continue;
         }
         diffs.push((arm.clone(), differences(&b, &n)));
-        let (nr, br): (Vec<RunRow>, Vec<RunRow>) = (
-            n.iter().map(|r| RunRow::of(r)).collect(),
-            b.iter().map(|r| RunRow::of(r)).collect(),
-        );
+        let nr: Vec<RunRow> = n.iter().map(|r| RunRow::of(r)).collect();
+        let br: Vec<RunRow> = b.iter().map(|r| RunRow::of(r)).collect();
+        // The per-arm aggregates: a group-by over each side's runs table.
+        let (ns, bs) = (arm_stats(&nr)?, arm_stats(&br)?);
         for (column, label) in HEADLINES {
-            let vals = |rows: &[RunRow]| -> Vec<f64> {
-                rows.iter().filter_map(|r| r.figure(column)).collect()
-            };
-            let (bv, nv) = (vals(&br), vals(&nr));
-            if bv.is_empty() && nv.is_empty() {
+            let key = (arm.clone(), column.to_string());
+            let (bst, nst) = (bs.get(&key).copied(), ns.get(&key).copied());
+            if bst.is_none() && nst.is_none() {
                 continue;
             }
             let label = if *column == "throughput" {
@@ -114,13 +116,13 @@ pub fn compare(new: &[ArmRun], base: &[ArmRun], min_change_pct: f64) -> Result<(
             } else {
                 label.to_string()
             };
-            let (change, v) = verdict(&bv, &nv, min_change_pct);
+            let (change, v) = verdict(bst, nst, min_change_pct);
             let cell = |s: Option<Stats>| super::spread_cell(s, |x| num(Some(x), decimals(x)));
             rows.push(vec![
                 arm.clone(),
                 label.clone(),
-                cell(Stats::of(&bv)),
-                cell(Stats::of(&nv)),
+                cell(bst),
+                cell(nst),
                 change
                     .map(|c| format!("{c:+.1} %"))
                     .unwrap_or_else(|| "–".into()),
@@ -133,8 +135,8 @@ pub fn compare(new: &[ArmRun], base: &[ArmRun], min_change_pct: f64) -> Result<(
             verdicts.push(Verdict {
                 arm: arm.clone(),
                 figure: label,
-                base: Stats::of(&bv),
-                new: Stats::of(&nv),
+                base: bst,
+                new: nst,
                 change_pct: change,
                 verdict: v,
             });
@@ -234,22 +236,17 @@ mod tests {
 
     #[test]
     fn verdicts_respect_noise_and_the_minimum() {
+        let v = |b: &[f64], n: &[f64]| verdict(Stats::of(b), Stats::of(n), 5.0);
         // Overlapping repeats: within noise, however large the change of the means.
-        assert_eq!(
-            verdict(&[100.0, 140.0], &[130.0, 170.0], 5.0).1,
-            "within noise"
-        );
+        assert_eq!(v(&[100.0, 140.0], &[130.0, 170.0]).1, "within noise");
         // Apart and beyond the minimum: changed.
-        let (c, v) = verdict(&[100.0, 102.0], &[120.0, 125.0], 5.0);
-        assert_eq!(v, "changed");
+        let (c, verdict) = v(&[100.0, 102.0], &[120.0, 125.0]);
+        assert_eq!(verdict, "changed");
         assert!((c.unwrap() - 21.29).abs() < 0.01, "{c:?}");
         // Apart but below the minimum: within noise.
-        assert_eq!(
-            verdict(&[100.0, 100.5], &[101.0, 101.5], 5.0).1,
-            "within noise"
-        );
+        assert_eq!(v(&[100.0, 100.5], &[101.0, 101.5]).1, "within noise");
         // One run a side: said.
-        assert!(verdict(&[100.0], &[150.0], 5.0).1.contains("noise unknown"));
-        assert_eq!(verdict(&[], &[1.0], 5.0).1, "not measured");
+        assert!(v(&[100.0], &[150.0]).1.contains("noise unknown"));
+        assert_eq!(v(&[], &[1.0]).1, "not measured");
     }
 }
