@@ -1,7 +1,9 @@
 //! Reads one arm directory into figures: its metadata and, for every (object, metric) of the
 //! snapshots, the values at the first and last sample of the measured window and their delta,
 //! plus per-sample series of the metrics the charts use. Partitions are rolled up into their
-//! parent. Polars does the reading and reshaping; nothing here connects to a database.
+//! parent. Polars does the reading, the window (first, last, delta per object and metric) and
+//! the windows' roll-up as lazy queries; the per-sample series are still summed in a loop.
+//! Nothing here connects to a database.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -280,7 +282,6 @@ pub fn snapshots(path: &Path) -> Result<Snapshots> {
         number(&df, "last_num")?,
         number(&df, "delta")?,
     );
-    let mut rolled: HashMap<(String, String), Window> = HashMap::new();
     for i in 0..df.height() {
         let (Some(o), Some(m)) = (objects.get(i), metrics.get(i)) else {
             continue;
@@ -299,20 +300,13 @@ pub fn snapshots(path: &Path) -> Result<Snapshots> {
         if let Some(p) = partition_of(parents.get(i), kinds.get(i)) {
             out.rolled.insert(p.to_string());
             out.partitions.insert(o.to_string());
-            let key = (p.to_string(), m.to_string());
-            let sum = rolled.entry(key).or_default();
-            if additive(m) {
-                let add = |a: Option<f64>, b: Option<f64>| Some(a.unwrap_or(0.0) + b?);
-                sum.first = add(sum.first, w.first);
-                sum.last = add(sum.last, w.last);
-                sum.delta = add(sum.delta, w.delta);
-            } else if sum.last.is_none() {
-                *sum = w.clone();
-            }
         }
         out.window.insert((o.to_string(), m.to_string()), w);
     }
-    out.window.extend(rolled);
+    if !out.rolled.is_empty() {
+        let rolled = rollup_query(df.lazy()).collect().map_err(err)?;
+        out.window.extend(rollup_windows(&rolled)?);
+    }
     // Per-sample series, partitions added into their parent.
     let sdf = measured
         .lazy()
@@ -431,6 +425,88 @@ fn measured_frame(path: &Path) -> PolarsResult<LazyFrame> {
         lf = lf.with_column(lit(NULL).cast(DataType::String).alias(m));
     }
     Ok(lf)
+}
+
+/// Partitions rolled up into their parent, over the window frame: per (parent, metric), the sum
+/// of the partitions' first, last and delta for an additive metric (null when no partition has
+/// a number), else the first partition's window that has a last value.
+fn rollup_query(window: LazyFrame) -> LazyFrame {
+    let is_additive = METRICS
+        .iter()
+        .filter(|m| additive(m))
+        .map(|m| col("metric").eq(lit(*m)))
+        .reduce(|a, b| a.or(b))
+        .unwrap_or(lit(false));
+    let sum = |c: &str| {
+        when(col(c).count().gt(lit(0)))
+            .then(col(c).sum())
+            .otherwise(lit(NULL).cast(DataType::Float64))
+    };
+    let first_with_last = |c: &str| col(c).filter(col("last_num").is_not_null()).first();
+    window
+        .filter(
+            col("parent")
+                .is_not_null()
+                .and(col("parent").neq(lit("")))
+                .and(col("kind").eq(lit("r")).or(col("kind").eq(lit("pi")))),
+        )
+        .group_by([col("parent"), col("metric")])
+        .agg([
+            is_additive.first().alias("additive"),
+            sum("first_num").alias("first_sum"),
+            sum("last_num").alias("last_sum"),
+            sum("delta").alias("delta_sum"),
+            first_with_last("first_num").alias("first_one"),
+            first_with_last("last_num").alias("last_one"),
+            first_with_last("delta").alias("delta_one"),
+            first_with_last("last").alias("last_text_one"),
+        ])
+}
+
+/// The rolled-up windows of `rollup_query`, keyed by (parent, metric).
+fn rollup_windows(df: &DataFrame) -> Result<HashMap<(String, String), Window>> {
+    let (parents, metrics, last_text) = (
+        text(df, "parent")?,
+        text(df, "metric")?,
+        text(df, "last_text_one")?,
+    );
+    let additive = df
+        .column("additive")?
+        .as_materialized_series()
+        .bool()?
+        .clone();
+    let n = |c: &str| number(df, c);
+    let (fs, ls, ds, f1, l1, d1) = (
+        n("first_sum")?,
+        n("last_sum")?,
+        n("delta_sum")?,
+        n("first_one")?,
+        n("last_one")?,
+        n("delta_one")?,
+    );
+    let mut out = HashMap::new();
+    for i in 0..df.height() {
+        let (Some(p), Some(m)) = (parents.get(i), metrics.get(i)) else {
+            continue;
+        };
+        let w = if additive.get(i) == Some(true) {
+            Window {
+                first: fs.get(i),
+                last: ls.get(i),
+                delta: ds.get(i),
+                last_text: None,
+            }
+        } else {
+            Window {
+                first: f1.get(i),
+                last: l1.get(i),
+                delta: d1.get(i),
+                last_text: last_text.get(i).map(str::to_string),
+            }
+        };
+        out.insert((p.to_string(), m.to_string()), w);
+    }
+    Ok(out)
 }
 
 /// Per (object, metric): the value at the first and the last measured sample, both as numbers
