@@ -821,3 +821,110 @@ fn interrupt(env: &[(String, String)], args: &[&str], after_ms: u64, signal: i32
     unsafe { libc_kill(child.id() as i32, signal) };
     child.wait_with_output().unwrap()
 }
+
+/// Results over time, bad input: each one line naming the problem and the command that fixes it.
+#[test]
+fn history_and_baseline_input_is_checked() {
+    let ctx = testing::ctx("cli-history");
+    let env = testing::env_of(&ctx);
+    let runs = ctx.data_dir.join("runs");
+    // Nothing analyzed yet.
+    fails(
+        &xtask(&env, &["history"]),
+        &["no run with results", "just demo"],
+    );
+    fails(
+        &xtask(&env, &["history", "--since", "soon"]),
+        &["soon", "30d"],
+    );
+    // A run directory whose results were never written: history names the rebuild.
+    let golden = steps::ctx::project_root().join("steps/tests/data/spv-ci");
+    let sweep = runs.join("spv/20261202-133150-golden");
+    for arm in ["ff100", "ff50"] {
+        let (from, to) = (golden.join(arm), sweep.join(arm));
+        std::fs::create_dir_all(to.join("snapshots")).unwrap();
+        for f in [
+            "meta.json",
+            "workload.json",
+            "snapshots/tables.csv",
+            "snapshots/database.csv",
+        ] {
+            std::fs::copy(from.join(f), to.join(f)).unwrap();
+        }
+    }
+    let out = xtask(&env, &["history"]);
+    fails(&out, &["--rebuild-index"]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("2 run(s)"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    fails(
+        &xtask(
+            &env,
+            &[
+                "analyze",
+                "--rebuild-index",
+                &ctx.data_dir.join("studies").display().to_string(),
+            ],
+        ),
+        &["no run directories"],
+    );
+    let out = xtask(
+        &env,
+        &["analyze", "--rebuild-index", &runs.display().to_string()],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = xtask(&env, &["history", "ff50"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let listing = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(listing.lines().count(), 2, "{listing}");
+    assert!(
+        listing.contains("ff50") && !listing.contains("ff100"),
+        "{listing}"
+    );
+    fails(
+        &xtask(&env, &["history", "--arm", "ff75"]),
+        &["no run matches arm=ff75", "arms ff100, ff50"],
+    );
+    // A baseline that does not exist, or holds another study.
+    let arm = sweep.join("ff50").display().to_string();
+    fails(
+        &xtask(
+            &env,
+            &["analyze", &arm, "--baseline", "/nonexistent/hotlab"],
+        ),
+        &["--baseline /nonexistent/hotlab does not exist"],
+    );
+    let other = ctx.data_dir.join("other");
+    std::fs::create_dir_all(other.join("snapshots")).unwrap();
+    for f in [
+        "meta.json",
+        "workload.json",
+        "snapshots/tables.csv",
+        "snapshots/database.csv",
+    ] {
+        std::fs::copy(golden.join("ff100").join(f), other.join(f)).unwrap();
+    }
+    let meta = other.join("meta.json");
+    let text = std::fs::read_to_string(&meta)
+        .unwrap()
+        .replace("\"study\": \"spv\"", "\"study\": \"other\"");
+    std::fs::write(&meta, text).unwrap();
+    fails(
+        &xtask(
+            &env,
+            &["analyze", &arm, "--baseline", &other.display().to_string()],
+        ),
+        &["no run of study spv", "history"],
+    );
+    std::fs::remove_dir_all(&ctx.data_dir).ok();
+}

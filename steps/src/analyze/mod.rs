@@ -148,6 +148,15 @@ fn rebuild_index(dirs: &[PathBuf]) -> Result<()> {
             n += 1;
         }
     }
+    if n == 0 {
+        bail!(
+            "no run directories under {}; pass a directory holding runs (data/runs, a sweep, an arm)",
+            dirs.iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
     eprintln!(
         "hotlab: wrote {} and {} for {n} run(s); `cargo xtask history` lists them",
         results::RUNS_FILE,
