@@ -153,7 +153,6 @@ pub fn select(ctx: &Ctx, args: &Args) -> Result<(Vec<RunRow>, Scan)> {
 
 pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     let (rows, scan) = select(ctx, args)?;
-    let all = results::rows_of(&scan.runs.clone().collect()?)?;
     let where_ = scan
         .scanned
         .iter()
@@ -175,12 +174,14 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             scan.without[0].display(),
         );
     }
-    if all.is_empty() {
-        bail!(
-            "no run with results under {where_}; run a study (`just demo`), or write results for existing runs with `cargo xtask analyze --rebuild-index {rebuild}`"
-        );
-    }
     if rows.is_empty() {
+        // Only now the unfiltered runs: to say what there is.
+        let all = results::rows_of(&scan.runs.collect()?)?;
+        if all.is_empty() {
+            bail!(
+                "no run with results under {where_}; run a study (`just demo`), or write results for existing runs with `cargo xtask analyze --rebuild-index {rebuild}`"
+            );
+        }
         bail!("no run matches {}; {}", filters(args), what_exists(&all));
     }
     print!("{}", lines(&rows));

@@ -384,12 +384,7 @@ fn partition_of<'a>(parent: Option<&'a str>, kind: Option<&str>) -> Option<&'a s
 /// The measured samples of the metrics analyze reads from a long-format snapshot file, every
 /// column as text but `sample`; a file without `parent` or `kind` columns gets empty ones.
 fn measured_frame(path: &Path) -> PolarsResult<LazyFrame> {
-    let mut header = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(std::fs::File::open(path)?),
-        &mut header,
-    )?;
-    let header = header.trim_end().to_string();
+    let header = header_of(path)?;
     let schema: Schema = header
         .split(',')
         .map(|c| {
@@ -507,6 +502,16 @@ fn rollup_windows(df: &DataFrame) -> Result<HashMap<(String, String), Window>> {
         out.insert((p.to_string(), m.to_string()), w);
     }
     Ok(out)
+}
+
+/// A snapshot CSV's header line (its column names, comma-separated).
+pub fn header_of(path: &Path) -> std::io::Result<String> {
+    let mut header = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(std::fs::File::open(path)?),
+        &mut header,
+    )?;
+    Ok(header.trim_end().to_string())
 }
 
 /// Per (object, metric): the value at the first and the last measured sample, both as numbers

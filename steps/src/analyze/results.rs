@@ -340,9 +340,10 @@ pub fn samples_frame(row: &RunRow, dir: &Path) -> Result<DataFrame> {
             .try_into_reader_with_file_path(Some(path.clone()))?
             .finish()
             .map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
+        let header = super::load::header_of(&path)?;
         let mut lf = df.lazy();
         for c in ["parent", "kind"] {
-            if !header_has(&path, c) {
+            if !header.split(',').any(|h| h == c) {
                 lf = lf.with_column(lit(NULL).cast(DataType::String).alias(c));
             }
         }
@@ -385,14 +386,6 @@ pub fn samples_frame(row: &RunRow, dir: &Path) -> Result<DataFrame> {
 const SAMPLE_COLUMNS: &[&str] = &[
     "file", "sample", "ts", "phase", "object", "parent", "kind", "metric", "value", "text",
 ];
-
-/// Whether the CSV's header names column `c`.
-fn header_has(path: &Path, c: &str) -> bool {
-    let mut header = String::new();
-    let _ = std::fs::File::open(path)
-        .map(|f| std::io::BufRead::read_line(&mut std::io::BufReader::new(f), &mut header));
-    header.trim_end().split(',').any(|h| h == c)
-}
 
 fn write_parquet(path: &Path, df: &mut DataFrame) -> Result<()> {
     let tmp = path.with_extension("parquet.tmp");
