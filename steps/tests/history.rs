@@ -1,6 +1,6 @@
 //! Results over time, on real runs of the embedded PostgreSQL 18: three sets of study 003's `ci`
 //! runs (a baseline, the same again, and the same arm after its fillfactor was changed in the
-//! study file), each analyzed by the `analyze` step, which writes every run's results files;
+//! study file) and one run of that arm at a smaller size, each analyzed by the `analyze` step, which writes every run's results files;
 //! then `--baseline` verdicts, `history` over two studies with its filters and its refusals, and
 //! the Parquet round trip.
 
@@ -14,11 +14,16 @@ use steps::testing;
 
 /// Two runs of spv's ff100 (A B order irrelevant: one arm), analyzed like `just study` does.
 fn two_runs(ctx: &steps::Ctx, label: &str) -> PathBuf {
+    runs(ctx, label, "ci", 2)
+}
+
+/// `repeats` runs of spv's ff100 at `size`, analyzed.
+fn runs(ctx: &steps::Ctx, label: &str, size: &str, repeats: u32) -> PathBuf {
     let plan = PlanArgs {
         study: Some("spv".into()),
-        size: Some("ci".into()),
+        size: Some(size.into()),
         arms: vec!["ff100".into()],
-        repeats: 2,
+        repeats,
         ..Default::default()
     }
     .plan(ctx)
@@ -71,8 +76,30 @@ fn baseline_verdicts_and_history_on_real_runs() {
     let ctx = testing::ctx("history");
     let first = two_runs(&ctx, "first");
     let again = two_runs(&ctx, "again");
-    // A month later the DBA changed the study: arm ff100 now runs spv at fillfactor 50.
+
+    // The same arm at another size, run for real: never averaged with the `ci` runs.
     let study = ctx.data_dir.join("studies/spv.yaml");
+    let text = std::fs::read_to_string(&study).unwrap();
+    let tiny = "  tiny:\n    rows: 1000\n    pad_chars: 100\n    statements: 100\n    rows_per_statement: 100\n    clients: 1\n    snapshot_every_s: 0.5\n    random_seed: 3\n  ci:\n";
+    std::fs::write(&study, text.replacen("  ci:\n", tiny, 1)).unwrap();
+    let small = runs(&ctx, "tiny", "tiny", 1);
+    let mut both = args(&[&first, &small]);
+    both.out = Some(ctx.data_dir.join("mixed"));
+    let err = analyze::run(&ctx, &both).unwrap_err().to_string();
+    assert!(
+        err.contains("runs of arm ff100 differ in size (ci vs tiny)")
+            && err.contains("--mix")
+            && !err.contains('\n'),
+        "{err}"
+    );
+    both.mix = true;
+    analyze::run(&ctx, &both).unwrap();
+    let md = std::fs::read_to_string(ctx.data_dir.join("mixed/summary.md")).unwrap();
+    assert!(
+        md.contains("Pooled on purpose (`--mix`)") && md.contains("- ff100: size (ci vs tiny)"),
+        "{md}"
+    );
+    // A month later the DBA changed the study: arm ff100 now runs spv at fillfactor 50.
     let text = std::fs::read_to_string(&study).unwrap();
     std::fs::write(
         &study,
@@ -124,13 +151,13 @@ fn baseline_verdicts_and_history_on_real_runs() {
     );
     let h = history::Args::default();
     let (rows, scan) = history::select(&ctx, &h).unwrap();
-    assert_eq!(rows.len(), 6, "only the spv runs have results yet");
+    assert_eq!(rows.len(), 7, "only the spv runs have results yet");
     assert_eq!(scan.without.len(), 4);
     let mut rebuild = args(&[&ctx.runs_dir()]);
     rebuild.rebuild_index = true;
     analyze::run(&ctx, &rebuild).unwrap();
     let (rows, scan) = history::select(&ctx, &h).unwrap();
-    assert_eq!((rows.len(), scan.without.len()), (10, 0));
+    assert_eq!((rows.len(), scan.without.len()), (11, 0));
     let listing = history::lines(&rows);
     assert!(
         listing.contains("tprocc") && listing.contains("NOPM") && listing.contains("statements/s"),
@@ -142,14 +169,15 @@ fn baseline_verdicts_and_history_on_real_runs() {
         history::select(&ctx, &a).unwrap().0.len()
     };
     assert_eq!(count(&|a| a.study = Some("hexacluster-tprocc".into())), 4);
-    assert_eq!(count(&|a| a.words = vec!["spv".into()]), 6);
+    assert_eq!(count(&|a| a.words = vec!["spv".into()]), 7);
     assert_eq!(
         count(&|a| a.words = vec!["stock".into()]),
         0,
         "the old plans name no tables"
     );
     assert_eq!(count(&|a| a.arm = Some("tuned".into())), 2);
-    assert_eq!(count(&|a| a.postgres = Some("18".into())), 10);
+    assert_eq!(count(&|a| a.size = Some("tiny".into())), 1);
+    assert_eq!(count(&|a| a.postgres = Some("18".into())), 11);
     let spv_start = rows
         .iter()
         .find(|r| r.study == "spv")
@@ -157,7 +185,7 @@ fn baseline_verdicts_and_history_on_real_runs() {
         .start
         .clone();
     assert_eq!(count(&|a| a.until = Some(spv_start.clone())), 4);
-    assert_eq!(count(&|a| a.since = Some(spv_start.clone())), 6);
+    assert_eq!(count(&|a| a.since = Some(spv_start.clone())), 7);
     // A filter that matches nothing says what exists.
     let none = history::Args {
         study: Some("nosuch".into()),
