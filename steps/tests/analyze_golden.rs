@@ -386,6 +386,19 @@ fn partitioned_table_rolls_up_as_golden() {
     };
     assert_eq!(r.table("p", "heap_bytes").last, Some(sum("heap_bytes")));
     assert_eq!(r.table("p", "n_tup_upd").delta, Some(4000.0));
+    // The series roll up too: at every sample the parent's value is its partitions' sum.
+    let series = |t: &str| r.table_series(t, "n_tup_upd").to_vec();
+    let parent = series("p");
+    assert_eq!(parent.len(), 2);
+    for (i, (t, v)) in parent.iter().enumerate() {
+        let parts: Vec<(f64, f64)> = ["p0", "p1", "p2", "p3"]
+            .iter()
+            .map(|p| series(p)[i])
+            .collect();
+        assert!(parts.iter().all(|(pt, _)| pt == t), "{parts:?} at {t}");
+        assert_eq!(*v, parts.iter().map(|(_, x)| x).sum::<f64>(), "sample {i}");
+    }
+    assert_eq!(parent[0].0, 0.0);
 }
 
 /// A sweep of order_line at the `ci` size (fillfactor 100 and 70, captured from a real run): the

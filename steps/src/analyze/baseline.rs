@@ -106,8 +106,7 @@ pub fn compare(new: &[ArmRun], base: &[ArmRun], min_change_pct: f64) -> Result<(
         // The per-arm aggregates: a group-by over each side's runs table.
         let (ns, bs) = (arm_stats(&nr)?, arm_stats(&br)?);
         for (column, label) in HEADLINES {
-            let key = (arm.clone(), column.to_string());
-            let (bst, nst) = (bs.get(&key).copied(), ns.get(&key).copied());
+            let (bst, nst) = (bs.get(arm, column), ns.get(arm, column));
             if bst.is_none() && nst.is_none() {
                 continue;
             }

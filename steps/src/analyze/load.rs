@@ -1,8 +1,8 @@
 //! Reads one arm directory into figures: its metadata and, for every (object, metric) of the
 //! snapshots, the values at the first and last sample of the measured window and their delta,
 //! plus per-sample series of the metrics the charts use. Partitions are rolled up into their
-//! parent. Polars does the reading, the window (first, last, delta per object and metric) and
-//! the windows' roll-up as lazy queries; the per-sample series are still summed in a loop.
+//! parent. Polars does the reading, the window (first, last, delta per object and metric), the
+//! windows' roll-up and the series' roll-up as lazy queries.
 //! Nothing here connects to a database.
 
 use std::collections::HashMap;
@@ -307,63 +307,117 @@ pub fn snapshots(path: &Path) -> Result<Snapshots> {
         let rolled = rollup_query(df.lazy()).collect().map_err(err)?;
         out.window.extend(rollup_windows(&rolled)?);
     }
-    // Per-sample series, partitions added into their parent.
-    let sdf = measured
-        .lazy()
-        .select([
-            col("sample"),
-            col("ts"),
-            col("object"),
-            col("parent"),
-            col("kind"),
-            col("metric"),
-            col("value").cast(DataType::Float64),
-        ])
+    // Per-sample series: every (object, metric) as sampled, then the partitions' additive
+    // metrics summed per parent and sample (a group-by) and added into the parent's series.
+    let all_ts = text(&measured, "ts")?;
+    let first_ts = (0..all_ts.len())
+        .filter_map(|i| all_ts.get(i))
+        .find_map(parse_ts);
+    let mut frames = vec![points(measured.clone().lazy(), "object")
         .collect()
-        .map_err(err)?;
-    let (ts, objects, parents, kinds, metrics, values) = (
-        text(&sdf, "ts")?,
-        text(&sdf, "object")?,
-        text(&sdf, "parent")?,
-        text(&sdf, "kind")?,
-        text(&sdf, "metric")?,
-        number(&sdf, "value")?,
-    );
-    let mut t0: Option<chrono::DateTime<chrono::FixedOffset>> = None;
-    let mut last_ts = String::new();
-    let mut t_s = 0.0;
-    // Keyed by the frame's own strings while filling; owned keys once at the end.
+        .map_err(err)?];
+    if !out.rolled.is_empty() {
+        frames.push(
+            series_rollup_query(measured.lazy())
+                .collect()
+                .map_err(err)?,
+        );
+    }
+    let columns = frames
+        .iter()
+        .map(|df| {
+            Ok((
+                text(df, "object")?,
+                text(df, "metric")?,
+                text(df, "ts")?,
+                number(df, "value")?,
+            ))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    // Seconds since the first measured sample, parsed once per distinct timestamp.
+    let mut seconds: HashMap<&str, Option<f64>> = HashMap::new();
+    // Keyed by the frames' own strings while filling; owned keys once at the end.
     let mut series: HashMap<(&str, &str), Vec<(f64, f64)>> = HashMap::new();
-    for i in 0..sdf.height() {
-        let (Some(o), Some(m), Some(v), Some(t)) =
-            (objects.get(i), metrics.get(i), values.get(i), ts.get(i))
-        else {
-            continue;
-        };
-        if t != last_ts {
-            last_ts = t.to_string();
-            if let Ok(at) = chrono::DateTime::parse_from_rfc3339(t) {
-                let start = *t0.get_or_insert(at);
-                t_s = (at - start).num_milliseconds() as f64 / 1000.0;
+    for (pass, (objects, metrics, ts, values)) in columns.iter().enumerate() {
+        for i in 0..objects.len() {
+            let (Some(o), Some(m), Some(t), Some(v)) =
+                (objects.get(i), metrics.get(i), ts.get(i), values.get(i))
+            else {
+                continue;
+            };
+            let Some(t_s) = *seconds.entry(t).or_insert_with(|| {
+                let (at, t0) = (parse_ts(t)?, first_ts?);
+                Some((at - t0).num_milliseconds() as f64 / 1000.0)
+            }) else {
+                continue;
+            };
+            let pts = series.entry((o, m)).or_default();
+            // A sample's rows are adjacent in the file; the partitions' sums meet the parent's
+            // own points anywhere in its (time-ordered) series.
+            if pass == 0 {
+                match pts.last_mut() {
+                    Some((x, sum)) if *x == t_s => *sum += v,
+                    _ => pts.push((t_s, v)),
+                }
+            } else {
+                match pts.binary_search_by(|(x, _)| x.total_cmp(&t_s)) {
+                    Ok(k) => pts[k].1 += v,
+                    Err(k) => pts.insert(k, (t_s, v)),
+                }
             }
-        }
-        let mut push = |obj| {
-            let pts = series.entry((obj, m)).or_default();
-            match pts.last_mut() {
-                Some((t, sum)) if *t == t_s => *sum += v,
-                _ => pts.push((t_s, v)),
-            }
-        };
-        push(o);
-        if let Some(p) = partition_of(parents.get(i), kinds.get(i)).filter(|_| additive(m)) {
-            push(p);
         }
     }
     out.series = series
         .into_iter()
-        .map(|((o, m), v)| ((o.to_string(), m.to_string()), v))
+        .map(|((o, m), mut v)| {
+            v.sort_by(|a, b| a.0.total_cmp(&b.0));
+            ((o.to_string(), m.to_string()), v)
+        })
         .collect();
     Ok(out)
+}
+
+fn parse_ts(t: &str) -> Option<chrono::DateTime<chrono::FixedOffset>> {
+    chrono::DateTime::parse_from_rfc3339(t).ok()
+}
+
+/// The partitions' part of the per-sample series: per (parent, additive metric, sample time)
+/// the sum of the partitions' values, over the measured rows. Groups keep the order they first
+/// appear in (file order, which is sample order).
+fn series_rollup_query(measured: LazyFrame) -> LazyFrame {
+    points(measured.filter(is_partition().and(is_additive())), "parent")
+        .group_by_stable([col("object"), col("metric"), col("ts")])
+        .agg([col("value").sum()])
+}
+
+/// (object, metric, ts, value as a number) of the rows with a value, `object` read from the
+/// column named.
+fn points(lf: LazyFrame, object: &str) -> LazyFrame {
+    lf.select([
+        col(object).alias("object"),
+        col("metric"),
+        col("ts"),
+        col("value").cast(DataType::Float64),
+    ])
+    .filter(col("value").is_not_null().and(col("ts").is_not_null()))
+}
+
+/// Rows of a partition (`partition_of` as an expression).
+fn is_partition() -> Expr {
+    col("parent")
+        .is_not_null()
+        .and(col("parent").neq(lit("")))
+        .and(col("kind").eq(lit("r")).or(col("kind").eq(lit("pi"))))
+}
+
+/// Rows of an additive metric (`additive` as an expression over `METRICS`).
+fn is_additive() -> Expr {
+    METRICS
+        .iter()
+        .filter(|m| additive(m))
+        .map(|m| col("metric").eq(lit(*m)))
+        .reduce(|a, b| a.or(b))
+        .unwrap_or(lit(false))
 }
 
 fn text(df: &DataFrame, c: &str) -> Result<StringChunked> {
@@ -426,12 +480,6 @@ fn measured_frame(path: &Path) -> PolarsResult<LazyFrame> {
 /// of the partitions' first, last and delta for an additive metric (null when no partition has
 /// a number), else the first partition's window that has a last value.
 fn rollup_query(window: LazyFrame) -> LazyFrame {
-    let is_additive = METRICS
-        .iter()
-        .filter(|m| additive(m))
-        .map(|m| col("metric").eq(lit(*m)))
-        .reduce(|a, b| a.or(b))
-        .unwrap_or(lit(false));
     let sum = |c: &str| {
         when(col(c).count().gt(lit(0)))
             .then(col(c).sum())
@@ -439,15 +487,10 @@ fn rollup_query(window: LazyFrame) -> LazyFrame {
     };
     let first_with_last = |c: &str| col(c).filter(col("last_num").is_not_null()).first();
     window
-        .filter(
-            col("parent")
-                .is_not_null()
-                .and(col("parent").neq(lit("")))
-                .and(col("kind").eq(lit("r")).or(col("kind").eq(lit("pi")))),
-        )
+        .filter(is_partition())
         .group_by([col("parent"), col("metric")])
         .agg([
-            is_additive.first().alias("additive"),
+            is_additive().first().alias("additive"),
             sum("first_num").alias("first_sum"),
             sum("last_num").alias("last_sum"),
             sum("delta").alias("delta_sum"),

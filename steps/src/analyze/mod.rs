@@ -3,12 +3,14 @@
 //! the snapshot CSVs. Writes summary.md (also printed), summary.json, report.html and
 //! charts/*.svg into the output directory.
 
+pub mod arms;
 pub mod baseline;
 pub mod charts;
 pub mod fingerprint;
 pub mod ladder;
 pub mod load;
 pub mod mechanism;
+pub mod reference;
 pub mod report;
 pub mod results;
 pub mod script;

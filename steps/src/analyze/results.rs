@@ -5,7 +5,6 @@
 //! source of truth: both files are rebuilt from it (`analyze --rebuild-index`). The columns are
 //! documented in docs/results.md; `SCHEMA_VERSION` changes when a column changes meaning or goes.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
@@ -15,9 +14,10 @@ use polars_io::prelude::{
 };
 use serde_json::Value;
 
+use super::arms::{figure, ArmStats};
 use super::fingerprint;
 use super::load::ArmRun;
-use crate::stats::Stats;
+
 use crate::study::Workload;
 
 /// The version of both files' columns. A reader refuses files from a newer version.
@@ -250,52 +250,15 @@ pub fn runs_frame(rows: &[RunRow]) -> Result<DataFrame> {
     Ok(DataFrame::new(rows.len(), cols)?)
 }
 
-/// Per arm and headline column (`HEADLINES`), the complete runs' mean, min, max and count: one
-/// group-by over the runs table. Columns an arm never measured are absent.
-pub fn arm_stats(rows: &[RunRow]) -> Result<BTreeMap<(String, String), Stats>> {
-    let mut aggs = vec![];
-    for (c, _) in HEADLINES {
-        aggs.push(
-            col(*c)
-                .count()
-                .cast(DataType::Float64)
-                .alias(format!("{c}:n")),
-        );
-        aggs.push(col(*c).mean().alias(format!("{c}:mean")));
-        aggs.push(col(*c).min().alias(format!("{c}:min")));
-        aggs.push(col(*c).max().alias(format!("{c}:max")));
-    }
-    let df = runs_frame(rows)?
-        .lazy()
-        .filter(col("status").eq(lit("complete")))
-        .group_by([col("arm")])
-        .agg(aggs)
-        .collect()?;
-    let arms = df.column("arm")?.as_materialized_series().str()?.clone();
-    let mut out = BTreeMap::new();
-    for (c, _) in HEADLINES {
-        let get = |k: &str| -> Result<Float64Chunked> {
-            Ok(df
-                .column(&format!("{c}:{k}"))?
-                .as_materialized_series()
-                .f64()?
-                .clone())
-        };
-        let (n, mean, min, max) = (get("n")?, get("mean")?, get("min")?, get("max")?);
-        for i in 0..df.height() {
-            if let (Some(arm), Some(n), Some(mean), Some(min), Some(max)) =
-                (arms.get(i), n.get(i), mean.get(i), min.get(i), max.get(i))
-            {
-                if n >= 1.0 {
-                    out.insert(
-                        (arm.to_string(), c.to_string()),
-                        Stats::from_parts(n as usize, mean, min, max),
-                    );
-                }
-            }
-        }
-    }
-    Ok(out)
+/// Per arm and headline column (`HEADLINES`), the complete runs' count, mean, min and max: one
+/// group-by over the runs table (`arms.rs`). Columns an arm never measured are absent.
+pub fn arm_stats(rows: &[RunRow]) -> Result<ArmStats> {
+    let arms = super::by_arm(rows, |r| r.arm.clone(), |r| r.status == "complete");
+    let figures: Vec<_> = HEADLINES
+        .iter()
+        .map(|(c, _)| figure(*c, move |r: &RunRow| r.figure(c)))
+        .collect();
+    ArmStats::of(&arms, &figures)
 }
 
 /// Rows back from a runs frame. A frame of a newer schema is refused by `read_runs`.
@@ -493,9 +456,9 @@ mod tests {
         ];
         let s = arm_stats(&rows).unwrap();
         assert_eq!(
-            s.get(&("a".into(), "throughput".into())).copied(),
-            Stats::of(&[10.0, 14.0])
+            s.get("a", "throughput"),
+            crate::stats::Stats::of(&[10.0, 14.0])
         );
-        assert!(!s.contains_key(&("b".into(), "throughput".into())));
+        assert_eq!(s.get("b", "throughput"), None);
     }
 }

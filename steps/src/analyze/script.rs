@@ -8,6 +8,7 @@
 
 use serde_json::{json, Value};
 
+use super::arms::{figure, ArmStats};
 use super::load::ArmRun;
 use super::mechanism::add;
 use super::{by_arm, bytes, charts, md_table, num, pct};
@@ -339,6 +340,12 @@ pub fn tables(runs: &[ArmRun], section: Option<Section>) -> anyhow::Result<super
         .iter()
         .find_map(|r| r.workload["final_sample_s"].as_f64());
     let run_arms = by_arm(&runs, |r| r.arm(), |r| r.status() == "complete");
+    // The per-arm table's aggregates: one group-by over the runs' figures.
+    let figures: Vec<_> = FIGURES
+        .iter()
+        .map(|(label, g, _, _)| figure(*label, *g))
+        .collect();
+    let st = ArmStats::of(&arms, &figures)?;
     let mut arm_json = |a: &str, label: &str, v: Value| {
         arms_json
             .entry(a.to_string())
@@ -347,14 +354,14 @@ pub fn tables(runs: &[ArmRun], section: Option<Section>) -> anyhow::Result<super
             .expect("an object")
             .insert(label.to_string(), v);
     };
-    for (label, g, dec, unit) in FIGURES {
-        let label = match (*label, final_s) {
+    for (name, _, dec, unit) in FIGURES {
+        let label = match (*name, final_s) {
             ("final TPS sample", Some(f)) => format!("final TPS sample (last {f} s)"),
-            _ => label.to_string(),
+            _ => name.to_string(),
         };
         let mut line = vec![label.clone()];
-        for (a, v) in &arms {
-            let s = stats(v, *g);
+        for (a, _) in &arms {
+            let s = st.get(a, name);
             line.push(cell(s, *dec, unit));
             arm_json(a, &label, Stats::json(s));
         }

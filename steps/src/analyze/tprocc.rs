@@ -5,12 +5,14 @@
 //! one (from data/reference/, at the article size nearest ours) and a flag where the direction
 //! of the default → tuned change disagrees. Plus the five charts.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use anyhow::Result;
 use serde_json::{json, Value};
 
+use super::arms::{figure, ArmStats, Figure};
 use super::load::ArmRun;
+use super::reference::{self, Row};
 use super::{bytes, charts, direction, md_table, mechanism, num, pct};
 use crate::stats::Stats;
 
@@ -55,12 +57,42 @@ fn article_arm(arm: &str) -> Option<&'static str> {
     }
 }
 
-/// Published every-run row of `arm` at `wh` warehouses.
-fn published(arm: &str, wh: u32) -> Option<BTreeMap<String, String>> {
-    let arm = article_arm(arm)?;
-    csv_rows(EVERY_RUN).into_iter().find(|r| {
-        r.get("arm").map(String::as_str) == Some(arm) && field(r, "warehouses") == Some(wh as f64)
-    })
+/// The article's every-run rows beside our arms: each arm joined to the published row of the
+/// article arm of its name at `wh` warehouses.
+fn published_rows(arms: &[String], wh: u32) -> Result<HashMap<String, Row>> {
+    let keys: Vec<_> = arms
+        .iter()
+        .map(|a| (a.clone(), article_arm(a).map(str::to_string)))
+        .collect();
+    reference::join(EVERY_RUN, "arm", &keys, &[("warehouses", wh.to_string())])
+}
+
+/// The per-table figures the arm tables aggregate.
+const TABLE_FIGURES: &[&str] = &[
+    "fillfactor",
+    "n_tup_upd",
+    "hot_pct",
+    "newpage_pct",
+    "samepage_nonhot_pct",
+];
+
+/// The figures aggregated per arm: `nopm`, … and `<table>:<figure>` for every table.
+fn arm_figures() -> Vec<Figure<'static, RunFigures>> {
+    let mut f = vec![
+        figure("nopm", |f: &RunFigures| f.nopm),
+        figure("tpm", |f: &RunFigures| f.tpm),
+        figure("ratio", |f: &RunFigures| f.ratio),
+        figure("stock_growth", |f: &RunFigures| f.stock_growth),
+        figure("vacuum_stock", |f: &RunFigures| f.vacuum_stock),
+    ];
+    for t in TABLES {
+        for k in TABLE_FIGURES {
+            f.push(figure(format!("{t}:{k}"), move |f: &RunFigures| {
+                f.tables[*t][*k].as_f64()
+            }));
+        }
+    }
+    f
 }
 
 /// Figures of one run that the tables need.
@@ -132,10 +164,6 @@ fn figures(r: &ArmRun) -> RunFigures {
     }
 }
 
-fn stats(v: &[&RunFigures], get: impl Fn(&RunFigures) -> Option<f64>) -> Option<Stats> {
-    Stats::of(&v.iter().filter_map(|f| get(f)).collect::<Vec<_>>())
-}
-
 fn hot_of(f: &RunFigures, t: &str) -> Option<f64> {
     f.tables[t]["hot_pct"].as_f64()
 }
@@ -168,6 +196,10 @@ struct Cx<'a> {
     runs: &'a [ArmRun],
     figs: &'a [RunFigures],
     arms: Vec<(String, Vec<&'a RunFigures>)>,
+    /// The arms' aggregates (`arm_figures`), one group-by.
+    st: ArmStats,
+    /// Our arm → the article's every-run row at `wh` (arms the article did not run are absent).
+    published: HashMap<String, Row>,
     /// The article size compared with, and how it relates to ours.
     wh: u32,
     wh_note: String,
@@ -184,9 +216,12 @@ pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
         Some(w) => format!("{wh} warehouses, the article size nearest our {w}: compare directions and ratios, not levels"),
         None => format!("{wh} warehouses"),
     };
+    let names: Vec<String> = arms.iter().map(|(a, _)| a.clone()).collect();
     let c = Cx {
         runs,
         figs: &figs,
+        st: ArmStats::of(&arms, &arm_figures())?,
+        published: published_rows(&names, wh)?,
         arms,
         wh,
         wh_note,
@@ -200,10 +235,10 @@ pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
     md.push_str(&every_run(&c));
     // The mechanism beside the outcome, and latency.
     let pub_mech = |arm: &str| {
-        let p = published(arm, wh)?;
-        Some((field(&p, "wal_bytes_per_txn")?, field(&p, "checkpoints")?))
+        let p = c.published.get(arm)?;
+        Some((field(p, "wal_bytes_per_txn")?, field(p, "checkpoints")?))
     };
-    let (mech_md, mech_json) = mechanism::tables(runs, TABLES, &pub_mech, &c.wh_note);
+    let (mech_md, mech_json) = mechanism::tables(runs, TABLES, &pub_mech, &c.wh_note)?;
     md.push_str(&mech_md);
     out["mechanism"] = mech_json;
     let (wait_md, wait_json) = mechanism::waits(runs);
@@ -270,7 +305,7 @@ fn throughput_per_run(c: &Cx) -> String {
 fn throughput_per_arm(c: &Cx) -> (String, Value) {
     let mut md = String::new();
     // Throughput per arm, repeats summarised, beside the article.
-    let base = c.arms.first().map(|(_, v)| mean(stats(v, |f| f.nopm)));
+    let base = c.arms.first().map(|(a, _)| c.st.mean(a, "nopm"));
     md.push_str(&format!(
         "## Throughput per arm (published: {})\n\n",
         c.wh_note
@@ -280,13 +315,12 @@ fn throughput_per_arm(c: &Cx) -> (String, Value) {
     let pub_base = c
         .arms
         .first()
-        .and_then(|(a, _)| published(a, c.wh))
-        .and_then(|p| field(&p, "nopm"));
+        .and_then(|(a, _)| c.published.get(a))
+        .and_then(|p| field(p, "nopm"));
     for (arm, v) in &c.arms {
-        let nopm = stats(v, |f| f.nopm);
-        let tpm = stats(v, |f| f.tpm);
-        let p = published(arm, c.wh);
-        let pub_nopm = p.as_ref().and_then(|p| field(p, "nopm"));
+        let nopm = c.st.get(arm, "nopm");
+        let tpm = c.st.get(arm, "tpm");
+        let pub_nopm = c.published.get(arm).and_then(|p| field(p, "nopm"));
         let gain = match (mean(nopm), base.flatten()) {
             (Some(a), Some(b)) if b > 0.0 => Some(100.0 * (a / b - 1.0)),
             _ => None,
@@ -301,7 +335,7 @@ fn throughput_per_arm(c: &Cx) -> (String, Value) {
             v.len().to_string(),
             ms_spread(nopm, 0),
             ms_spread(tpm, 0),
-            num(mean(stats(v, |f| f.ratio)), 2),
+            num(c.st.mean(arm, "ratio"), 2),
             num(pub_nopm, 0),
             if first { "–".into() } else { num(gain, 1) },
             if first {
@@ -319,7 +353,7 @@ fn throughput_per_arm(c: &Cx) -> (String, Value) {
             "arm": arm, "runs": v.iter().map(|f| f.name.clone()).collect::<Vec<_>>(),
             "nopm": Stats::json(nopm), "tpm": Stats::json(tpm),
             "published_nopm": pub_nopm, "gain_pct": gain, "published_gain_pct": pub_gain,
-            "hot_pct": TABLES.iter().map(|t| (t.to_string(), Stats::json(stats(v, |f| hot_of(f, t))))).collect::<serde_json::Map<_, _>>(),
+            "hot_pct": TABLES.iter().map(|t| (t.to_string(), Stats::json(c.st.get(arm, &format!("{t}:hot_pct"))))).collect::<serde_json::Map<_, _>>(),
         }));
     }
     md.push_str(&md_table(
@@ -350,24 +384,28 @@ fn updates_per_table(c: &Cx) -> String {
     let mut md = String::new();
     // Updates per table and arm.
     md.push_str("## Updates per table: HOT, new page, same page without HOT\n\n");
-    let onpage = csv_rows(ONPAGE);
+    // Our tables joined to the article's on-page shares at its size.
+    let keys: Vec<_> = TABLES
+        .iter()
+        .map(|t| (t.to_string(), Some(t.to_string())))
+        .collect();
+    let onpage = reference::join(ONPAGE, "table", &keys, &[("warehouses", c.wh.to_string())])
+        .unwrap_or_default();
     let mut trows = vec![];
-    for (arm, v) in &c.arms {
+    for (arm, _) in &c.arms {
         for t in TABLES {
-            let g = |k: &'static str| move |f: &RunFigures| f.tables[*t][k].as_f64();
-            let p = onpage.iter().find(|r| {
-                r.get("table").map(String::as_str) == Some(t)
-                    && field(r, "warehouses") == Some(c.wh as f64)
-            });
-            let pub_hot = p.and_then(|p| field(p, &format!("{}_pct", article_arm(arm)?)));
+            let g = |k: &str| c.st.get(arm, &format!("{t}:{k}"));
+            let pub_hot = onpage
+                .get(*t)
+                .and_then(|p| field(p, &format!("{}_pct", article_arm(arm)?)));
             trows.push(vec![
                 arm.clone(),
                 t.to_string(),
-                num(mean(stats(v, g("fillfactor"))), 0),
-                num(mean(stats(v, g("n_tup_upd"))), 0),
-                ms(stats(v, g("hot_pct")), 1),
-                ms(stats(v, g("newpage_pct")), 1),
-                num(mean(stats(v, g("samepage_nonhot_pct"))), 1),
+                num(mean(g("fillfactor")), 0),
+                num(mean(g("n_tup_upd")), 0),
+                ms(g("hot_pct"), 1),
+                ms(g("newpage_pct"), 1),
+                num(mean(g("samepage_nonhot_pct")), 1),
                 num(pub_hot, 2),
             ]);
         }
@@ -409,7 +447,7 @@ fn every_run(c: &Cx) -> String {
         ]);
     }
     for (arm, _) in &c.arms {
-        if let Some(p) = published(arm, c.wh) {
+        if let Some(p) = c.published.get(arm) {
             let g = |k: &str| p.get(k).cloned().unwrap_or_else(|| "–".into());
             erows.push(vec![
                 format!("published {arm} ({} wh)", c.wh),
@@ -449,18 +487,22 @@ fn stock_growth(c: &Cx) -> String {
         "## stock: heap growth and post-run VACUUM (published: {})\n\n",
         c.wh_note
     ));
-    let growth = csv_rows(STOCK_GROWTH);
-    let pg = growth
-        .iter()
-        .find(|r| field(r, "warehouses") == Some(c.wh as f64));
+    // The article's growth at its size: a join on the warehouse count.
+    let wh = c.wh.to_string();
+    let growth = reference::join(STOCK_GROWTH, "warehouses", &[(wh.clone(), Some(wh))], &[])
+        .unwrap_or_default();
+    let pg = growth.values().next();
     // Per arm: (growth, VACUUM s) ours and published; directions against the first arm.
     let rows: Vec<_> = c
         .arms
         .iter()
-        .map(|(arm, v)| {
+        .map(|(arm, _)| {
             let pub_g = pg.and_then(|p| field(p, &format!("{}_mb", article_arm(arm)?)));
-            let pub_v = published(arm, c.wh).and_then(|p| field(&p, "vacuum_stock_s"));
-            let (g, vac) = (stats(v, |f| f.stock_growth), stats(v, |f| f.vacuum_stock));
+            let pub_v = c
+                .published
+                .get(arm)
+                .and_then(|p| field(p, "vacuum_stock_s"));
+            let (g, vac) = (c.st.get(arm, "stock_growth"), c.st.get(arm, "vacuum_stock"));
             (arm, g, vac, pub_g, pub_v)
         })
         .collect();
