@@ -20,7 +20,7 @@ use crate::study::{check_fillfactor, BuildRoute};
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Arm run directory (made by `cargo xtask init`, built by `cargo xtask build`)
-    #[arg(long, env = "HOTLAB_RUN")]
+    #[arg(long, env = crate::env::RUN)]
     pub run: PathBuf,
 }
 

@@ -2,7 +2,7 @@
 //! template (same workload, size and schema hash: `CREATE DATABASE … TEMPLATE … STRATEGY
 //! FILE_COPY`), or loads the template first. A template is built under a `_partial` name and
 //! renamed only after its row counts check out, so an interrupted build is never reused. An arm
-//! built `create-with` (README, "Your own table") is loaded in its own database instead, with its
+//! built `create-with` (docs/your-own-table.md) is loaded in its own database instead, with its
 //! fillfactor set on the empty tables, and its pages stay in shared buffers.
 //! Writes meta.json (`server`, `build`) and ddl.sql.
 
@@ -26,7 +26,7 @@ const EXTENSIONS: &[&str] = &["pg_stat_statements", "pg_buffercache", "pgstattup
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Arm run directory (made by `cargo xtask init`)
-    #[arg(long, env = "HOTLAB_RUN")]
+    #[arg(long, env = crate::env::RUN)]
     pub run: PathBuf,
     /// Load the data again even when a template of the same build exists
     #[arg(long)]
@@ -34,7 +34,7 @@ pub struct Args {
     /// On a server hotlab does not own (external, compose): apply the study's settings with
     /// ALTER SYSTEM, and restore the previous ones at the end of the arm (`restore-settings`).
     /// Without it such a server's settings are left alone and the differences are recorded
-    #[arg(long, env = "HOTLAB_APPLY_SERVER_SETTINGS", value_parser = clap::builder::BoolishValueParser::new())]
+    #[arg(long, env = crate::env::APPLY_SERVER_SETTINGS, value_parser = clap::builder::BoolishValueParser::new())]
     pub apply_server_settings: bool,
 }
 

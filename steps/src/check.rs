@@ -16,7 +16,7 @@ use crate::workload::tprocc;
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Arm run directory of a TPROC-C study
-    #[arg(long, env = "HOTLAB_RUN")]
+    #[arg(long, env = crate::env::RUN)]
     pub run: PathBuf,
 }
 

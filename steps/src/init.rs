@@ -1,4 +1,4 @@
-//! `init`: creates a run directory for a study, size and set of arms (README, "Where results go"): the sweep
+//! `init`: creates a run directory for a study, size and set of arms (docs/run-directory.md): the sweep
 //! directory with sweep.json and one arm directory with meta.json per arm run. Prints the arm
 //! directories on stdout, one per line, in the order they should run.
 

@@ -32,7 +32,7 @@ use crate::study::BuildRoute;
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Arm run directory; the reset is appended to its reset.jsonl
-    #[arg(long, env = "HOTLAB_RUN")]
+    #[arg(long, env = crate::env::RUN)]
     pub run: Option<PathBuf>,
 }
 
@@ -284,7 +284,7 @@ fn evict(server: &Server, database: Option<&str>) -> Result<String> {
 /// Eviction for a role that is not a superuser: `hotlab_evict_run_database` in hotlab_probe,
 /// which evicts only an arm database of hotlab's. Without it, one line naming the grant.
 fn evict_by_grant(server: &Server, db: &str) -> Result<String> {
-    const WARM: &str = "skipped: the role is not a superuser and PostgreSQL evicts buffers only for one; a superuser runs data/sql/grants.sql once (README, \"Your staging server\"); the arm starts warm";
+    const WARM: &str = "skipped: the role is not a superuser and PostgreSQL evicts buffers only for one; a superuser runs data/sql/grants.sql once (docs/staging-server.md); the arm starts warm";
     if server.database_state("hotlab_probe")? != DbState::Ours {
         return Ok(WARM.into());
     }

@@ -15,7 +15,7 @@ use crate::server::Server;
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Arm run directory
-    #[arg(long, env = "HOTLAB_RUN")]
+    #[arg(long, env = crate::env::RUN)]
     pub run: PathBuf,
 }
 

@@ -36,7 +36,7 @@ pub const WORKLOAD_HEADER: &[&str] = &[
 #[derive(clap::Args, Debug, Default)]
 pub struct Args {
     /// Arm run directory (built and with its fillfactor applied)
-    #[arg(long, env = "HOTLAB_RUN")]
+    #[arg(long, env = crate::env::RUN)]
     pub run: PathBuf,
     /// TPROC-C: virtual users, 1 to 10,000 (default: the size's)
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10_000))]

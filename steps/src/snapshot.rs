@@ -330,7 +330,7 @@ pub fn record_hot_rows(
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Arm run directory (made by `cargo xtask init`)
-    #[arg(long, env = "HOTLAB_RUN")]
+    #[arg(long, env = crate::env::RUN)]
     pub run: PathBuf,
     /// Phase tag of this sample: pre, rampup, measured or post
     #[arg(long, default_value = "post")]

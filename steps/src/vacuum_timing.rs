@@ -30,11 +30,11 @@ pub const VACUUM_HEADER: &[&str] = &[
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Arm run directory (after `cargo xtask run`)
-    #[arg(long, env = "HOTLAB_RUN")]
+    #[arg(long, env = crate::env::RUN)]
     pub run: PathBuf,
     /// Keep the arm's database after its last sample (default: drop it; arm databases are
     /// large and pile up)
-    #[arg(long, env = "HOTLAB_KEEP_DB", value_parser = clap::builder::BoolishValueParser::new())]
+    #[arg(long, env = crate::env::KEEP_DB, value_parser = clap::builder::BoolishValueParser::new())]
     pub keep_db: bool,
 }
 

@@ -1,7 +1,7 @@
 //! Reliability, as an adversarial user tries it: one test per defect of the second reliability
 //! round, each with real processes (the xtask binary this build made), real signals, a real full
 //! disk where the test may mount a tmpfs, and the real embedded server. Each asserts what the
-//! user must see (README, "Safety"): a refused command changes nothing, one workload per server,
+//! user must see (docs/safety.md): a refused command changes nothing, one workload per server,
 //! damaged results are never averaged, no secret in SQL.
 
 use std::collections::BTreeMap;

@@ -411,3 +411,199 @@ fn the_cycle_check_finds_a_cycle() {
         BTreeSet::from(["x::y".to_string()])
     );
 }
+
+/// The environment table of docs/safety.md as steps/src/env.rs declares it: one row per
+/// constant, its doc comment as the meaning.
+fn env_table() -> String {
+    let text = std::fs::read_to_string(root().join("steps/src/env.rs")).unwrap();
+    let mut rows = vec![
+        "| variable | meaning |".to_string(),
+        "| --- | --- |".to_string(),
+    ];
+    let mut doc: Vec<&str> = vec![];
+    for line in text.lines() {
+        let t = line.trim();
+        if let Some(d) = t.strip_prefix("///") {
+            doc.push(d.trim());
+            continue;
+        }
+        if t.starts_with("pub const ") {
+            if let Some(name) = t.split('"').nth(1) {
+                rows.push(format!("| `{name}` | {} |", doc.join(" ")));
+            }
+        }
+        doc.clear();
+    }
+    rows.join("\n") + "\n"
+}
+
+const ENV_BEGIN: &str = "<!-- env-table: generated from steps/src/env.rs -->\n";
+const ENV_END: &str = "<!-- /env-table -->";
+
+#[test]
+fn env_table_is_generated() {
+    let path = root().join("docs/safety.md");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let i = text
+        .find(ENV_BEGIN)
+        .expect("docs/safety.md has the env-table markers")
+        + ENV_BEGIN.len();
+    let j = text
+        .find(ENV_END)
+        .expect("docs/safety.md has the env-table end marker");
+    let want = env_table();
+    if text[i..j] == want {
+        return;
+    }
+    if std::env::var_os("HOTLAB_BLESS").is_some() {
+        std::fs::write(&path, format!("{}{want}{}", &text[..i], &text[j..])).unwrap();
+        return;
+    }
+    panic!(
+        "docs/safety.md's environment table is not what steps/src/env.rs declares: regenerate it with `HOTLAB_BLESS=1 cargo test -p steps --test tidy env_table_is_generated`"
+    );
+}
+
+/// Every `HOTLAB_…` name the code, the recipes or the docs use is declared in env.rs (and so in
+/// the generated table).
+#[test]
+fn every_variable_is_declared_in_env_rs() {
+    let env = std::fs::read_to_string(root().join("steps/src/env.rs")).unwrap();
+    let declared: BTreeSet<String> = env
+        .lines()
+        .filter(|l| l.trim().starts_with("pub const "))
+        .filter_map(|l| l.split('"').nth(1).map(str::to_string))
+        .collect();
+    let mut files = vec![];
+    for dir in ["steps/src", "xtask/src", "docs"] {
+        collect(&root().join(dir), &mut files);
+    }
+    for f in [
+        "justfile",
+        "docker-compose.yml",
+        ".ci/run",
+        "README.md",
+        "ARCHITECTURE.md",
+    ] {
+        files.push(root().join(f));
+    }
+    let mut undeclared = BTreeSet::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap_or_default();
+        for (i, _) in text.match_indices("HOTLAB_") {
+            let name: String = text[i..]
+                .chars()
+                .take_while(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == '_')
+                .collect();
+            // "HOTLAB_" alone is the prefix, named in prose.
+            if name.len() > "HOTLAB_".len() && !declared.contains(&name) {
+                undeclared.insert(format!(
+                    "{name} ({})",
+                    f.strip_prefix(root()).unwrap().display()
+                ));
+            }
+        }
+    }
+    assert!(
+        undeclared.is_empty(),
+        "variables not declared in steps/src/env.rs: {undeclared:?}; declare each there with a doc comment, then `HOTLAB_BLESS=1 cargo test -p steps --test tidy env_table_is_generated`"
+    );
+}
+
+fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            collect(&p, out);
+        } else {
+            out.push(p);
+        }
+    }
+}
+
+/// A path-like inline code span of the docs: it has a `/`, no space, no placeholder (`<arm>`,
+/// `*`, `…`, `$VAR`, `{…}`), is not a URL or an absolute path, and either names a file (its last
+/// part has an extension) or starts at a top-level entry of the repository (`steps/sql`), so
+/// that a figure's label (`statements/s`) is not taken for a path.
+fn path_like(span: &str) -> Option<&str> {
+    let s = span.trim().trim_end_matches('/');
+    let placeholder = s.chars().any(|c| "<>*…${}|=,;()'\"`".contains(c));
+    let last = s.rsplit('/').next().unwrap_or("");
+    let first = s.split('/').next().unwrap_or("");
+    let file_or_repo = last.contains('.') || (!first.is_empty() && root().join(first).exists());
+    (s.contains('/')
+        && !s.contains(' ')
+        && !s.contains("://")
+        && !placeholder
+        && !s.starts_with(['/', '~', '-', '.'])
+        && s.chars().any(|c| c.is_ascii_alphabetic())
+        && file_or_repo)
+        .then_some(s)
+}
+
+/// Every path written in backticks in README.md and docs/ exists: in the repository, or, for a
+/// run directory's own files (`snapshots/tables.csv`), in a checked-in run directory; paths
+/// under `data/runs/` are what runs create.
+#[test]
+fn paths_in_the_docs_exist() {
+    let mut files = vec![root().join("README.md")];
+    collect(&root().join("docs"), &mut files);
+    let run_dirs = [
+        root().join("steps/tests/data/tprocc-ci-repeats/default-r1"),
+        root().join("steps/tests/data/small-table-ci"),
+    ];
+    let mut missing = vec![];
+    for f in files
+        .iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "md"))
+    {
+        let text = std::fs::read_to_string(f).unwrap();
+        let mut fenced = false;
+        for line in text.lines() {
+            if line.trim_start().starts_with("```") {
+                fenced = !fenced;
+                continue;
+            }
+            if fenced {
+                continue;
+            }
+            for (k, span) in line.split('`').enumerate() {
+                let Some(p) = path_like(span).filter(|_| k % 2 == 1) else {
+                    continue;
+                };
+                let exists = root().join(p).exists()
+                    || p.starts_with("data/runs/")
+                    || run_dirs.iter().any(|d| d.join(p).exists());
+                if !exists {
+                    missing.push(format!(
+                        "{}: `{p}`",
+                        f.strip_prefix(root()).unwrap().display()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "paths in backticks that do not exist: {missing:#?}"
+    );
+}
+
+#[test]
+fn path_like_spans() {
+    assert_eq!(path_like("steps/src/env.rs"), Some("steps/src/env.rs"));
+    assert_eq!(path_like("data/runs/"), Some("data/runs"));
+    assert_eq!(path_like("nosuch/x.rs"), Some("nosuch/x.rs"));
+    for not in [
+        "statements/s",
+        "<arm>/lock",
+        "postgres://me@db1/app",
+        "charts/*.svg",
+        "1/20",
+        "a b/c",
+        "/var/lib/hotlab",
+        "$HOTLAB_HOME/pg",
+    ] {
+        assert_eq!(path_like(not), None, "{not}");
+    }
+}

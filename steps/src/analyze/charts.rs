@@ -1,4 +1,4 @@
-//! The charts of the report (README, "What analyze prints") as standalone SVG (plotters): one
+//! The charts of the report (docs/run-directory.md) as standalone SVG (plotters): one
 //! line per run over the seconds of the measured window. Text is left to the browser (no font files are read).
 
 use anyhow::{anyhow, Result};

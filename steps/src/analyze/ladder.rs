@@ -1,6 +1,6 @@
 //! The sweep ladder (`just sweep TABLE FF…`): per fillfactor of the swept table, HOT %, new-page
 //! %, same-page non-HOT %, throughput, heap growth and post-run VACUUM seconds, and the
-//! recommendation (`recommend`, the rule the README states): step the fillfactor down while a
+//! recommendation (`recommend`, the rule docs/advise.md states): step the fillfactor down while a
 //! step still buys something, stop where it saturates, and say when the table is a poor
 //! candidate at all.
 

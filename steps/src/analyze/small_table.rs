@@ -628,7 +628,7 @@ fn claims(arms: &Arms, p: &Published) -> (String, Vec<Value>) {
         &rows,
     ));
     md.push_str(
-        "\nIts buffer counts come from an exporter query it does not give; ours count the table's and its indexes' pages in shared_buffers (README, \"Study 001\").\n",
+        "\nIts buffer counts come from an exporter query it does not give; ours count the table's and its indexes' pages in shared_buffers (docs/study-001-small-table.md).\n",
     );
     let js = claims
         .iter()

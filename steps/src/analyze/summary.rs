@@ -25,7 +25,7 @@ pub struct Summary {
     /// headline figures (docs/results.md, the runs table).
     pub run_index: Vec<RunRow>,
     /// The study's own tables (`runs`, `arms`, `mechanism`, `ladder`, `claims`, `baseline`, …):
-    /// README, "Where results go and how to read them". Each row of `runs` carries `identity`.
+    /// docs/run-directory.md. Each row of `runs` carries `identity`.
     #[serde(flatten)]
     pub tables: Map<String, Value>,
 }
@@ -82,7 +82,7 @@ mod tests {
     fn summary_schema_is_current() {
         let path = crate::ctx::project_root().join("docs/summary.schema.json");
         let now = super::schema();
-        if std::env::var_os("HOTLAB_BLESS").is_some() {
+        if std::env::var_os(crate::env::BLESS).is_some() {
             std::fs::write(&path, &now).unwrap();
         }
         let checked_in = std::fs::read_to_string(&path).unwrap_or_default();

@@ -52,7 +52,7 @@ pub fn ensure(_ctx: &Ctx) -> Result<Server> {
     };
     docker(&["up", "-d", "--wait"])?;
     let port = env
-        .get("HOTLAB_COMPOSE_PORT")
+        .get(crate::env::COMPOSE_PORT)
         .and_then(|p| p.parse().ok())
         .unwrap_or(DEFAULT_PORT);
     Ok(Server {

@@ -3,7 +3,7 @@
 //! come first; then the service file (`service`/`PGSERVICE`, in `PGSERVICEFILE` or
 //! `~/.pg_service.conf`, then `PGSYSCONFDIR/pg_service.conf`); then the `PG*` variables; then
 //! libpq's defaults (the local socket, the OS user, `dbname` = the user, `sslmode=prefer`). That
-//! the service file beats `PGPORT` is libpq's order, measured against psql 18 (README, "Your staging
+//! the service file beats `PGPORT` is libpq's order, measured against psql 18 (docs/staging-server.md, "Your staging
 //! server"). No password: `.pgpass` (`passfile`/`PGPASSFILE`, else `~/.pgpass`), ignored with a
 //! warning when group or others can read it, as libpq does.
 //!

@@ -1,4 +1,4 @@
-//! One workload per server (README, "Safety"): the server's lease, held by one arm (or by every
+//! One workload per server (docs/safety.md): the server's lease, held by one arm (or by every
 //! arm of a `--together` sweep, which share the server on purpose) from its `reset-cold` to the
 //! end of its `vacuum-timing`. Each step of an arm's cycle takes it before it changes anything
 //! and gives it back when it ends; between two steps the arm keeps it for `lease_idle_s`. A

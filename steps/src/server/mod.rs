@@ -388,7 +388,7 @@ pub enum Action {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
-    /// A TLS-only PostgreSQL 18 to try the external backend on (README, "Your staging
+    /// A TLS-only PostgreSQL 18 to try the external backend on (docs/staging-server.md, "Your staging
     /// server"): start | stop | env
     Staging(staging::Args),
     /// Free the server's workload lease left by an arm whose process is gone (refused while a

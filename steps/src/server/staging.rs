@@ -1,4 +1,4 @@
-//! A TLS-only PostgreSQL 18 that hotlab does not treat as its own: the server the README's "Your
+//! A TLS-only PostgreSQL 18 that hotlab does not treat as its own: the server docs/staging-server.md, "Your
 //! staging server" recipe runs against, and the tests' foreign server. Built from the
 //! TLS-capable binaries (`provision::tls_binaries`) in `$HOTLAB_STAGING_DIR` (default
 //! `$HOTLAB_HOME/staging`), as an unprivileged OS user, listening on 127.0.0.1 only.
@@ -27,7 +27,7 @@ pub const RUNNER: &str = "hotlab_runner";
 pub const CERT_USER: &str = "hotlab_cert";
 pub const SERVICE: &str = "hotlab-staging";
 const CONFIGURED: &str = "staging.configured";
-/// What a superuser runs once for a role that is not one (README, "Your staging server").
+/// What a superuser runs once for a role that is not one (docs/staging-server.md).
 pub const GRANTS_SQL: &str = include_str!("../../../data/sql/grants.sql");
 
 #[derive(clap::Args, Debug)]

@@ -1,5 +1,5 @@
 //! TLS for every connection hotlab's own client makes, with libpq's sslmode semantics, on
-//! rustls (pure Rust: nothing to install on a fresh machine; README, "First compile", has its
+//! rustls (pure Rust: nothing to install on a fresh machine; docs/measurements.md, "First compile", has its
 //! cost).
 //!
 //! | sslmode       | TLS                    | certificate checked                               |

@@ -175,7 +175,7 @@ pub struct Arm {
     /// scripts), so arms can differ in their data, not only in their storage parameters.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub vars: BTreeMap<String, serde_json::Value>,
-    /// `workload: pgbench`: how the arm's tables get their fillfactor (README, "Build routes").
+    /// `workload: pgbench`: how the arm's tables get their fillfactor (docs/your-own-table.md).
     #[serde(default, skip_serializing_if = "BuildRoute::is_rewrite")]
     pub build: BuildRoute,
 }

@@ -130,6 +130,15 @@ pub struct ArmPlan {
 impl ArmPlan {
     pub const VERSION: u32 = 1;
 
+    /// The study's title, or its name for run directories older than titles in the plan.
+    pub fn label(&self) -> &str {
+        if self.title.is_empty() {
+            &self.study
+        } else {
+            &self.title
+        }
+    }
+
     /// The size, or why this run directory cannot be run.
     pub fn size(&self) -> Result<&Size> {
         self.size_spec.as_ref().context(
@@ -206,10 +215,10 @@ impl TryFrom<RawArmPlan> for ArmPlan {
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct PlanArgs {
     /// Study name (a file in data/studies/)
-    #[arg(long, env = "HOTLAB_STUDY")]
+    #[arg(long, env = crate::env::STUDY)]
     pub study: Option<String>,
     /// Size from the study file (default: the study's default_size)
-    #[arg(long, env = "HOTLAB_SIZE")]
+    #[arg(long, env = crate::env::SIZE)]
     pub size: Option<String>,
     /// Arms to run, by name (default: every arm of the study)
     #[arg(long, value_delimiter = ',')]

@@ -498,7 +498,7 @@ mod tests {
     }
 
     /// Study 001's quick size is derived from its article size by the rule, and the values are
-    /// those README ("Study 001: sizes and the scale rule") states.
+    /// those docs/study-001-small-table.md ("Sizes and the scale rule") states.
     #[test]
     fn small_table_quick_is_the_article_at_one_twentieth() {
         let path = crate::ctx::project_root().join("data/studies/small-table.yaml");

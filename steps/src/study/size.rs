@@ -118,7 +118,7 @@ pub struct TproccSize {
     /// it (page cache included) where the platform allows; a scale model scales it as bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ram: Option<String>,
-    /// A scale model of an article size (see `scale.rs` and the README's "Scale models").
+    /// A scale model of an article size (see `scale.rs` and docs/scale-models.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scale: Option<Scale>,
 }
@@ -157,7 +157,7 @@ pub struct PgbenchSize {
     /// The RAM of the machine this size stands for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ram: Option<String>,
-    /// This size is a scale model of another (README, "Study 001": the scale rule).
+    /// This size is a scale model of another (docs/study-001-small-table.md: the scale rule).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scale: Option<PgbenchScale>,
 }

@@ -294,7 +294,7 @@ pub struct Outcome {
     /// CPU seconds of the virtual-user threads.
     pub vu_cpu_s: f64,
     pub interrupted: bool,
-    /// workload.json (README, "Where results go").
+    /// workload.json (docs/run-directory.md).
     pub json: Value,
 }
 
