@@ -11,80 +11,80 @@ SIZE := env_var_or_default('SIZE', 'quick')
 REPEATS := env_var_or_default('REPEATS', '1')
 # How `just arm` calls a step: `cargo xtask` (builds first), or the binary `just study` built once
 XTASK := env_var_or_default('HOTLAB_XTASK', 'cargo xtask')
+# The study recipes end with the short answer (`analyze --brief`); VERBOSE=1 prints the whole
+# summary instead (it is in summary.md either way)
+BRIEF := if env_var_or_default('VERBOSE', '') == '' { '--brief' } else { '' }
 
-# Show the recipes
+[doc("Show the recipes.")]
 default:
     @just --list
 
-# Start, stop or inspect the server: start | stop | status | psql
+[doc("Start, stop or inspect the server: start, stop, status or psql.")]
 [group('server')]
 server ACTION='status':
     cargo xtask server {{ACTION}}
 
-# Create a run directory for a study; prints one arm directory per line
+[doc("Create a run directory for a study and print one arm directory per line.")]
 [group('steps')]
 init STUDY SIZE='' *ARGS:
     cargo xtask init --study {{STUDY}} {{ if SIZE != '' { '--size ' + SIZE } else { '' } }} {{ARGS}}
 
-# Checkpoint, stop, drop the OS cache, start; record what happened in RUN/reset.jsonl
+[doc("Checkpoint, stop, drop the OS cache and start again, recording what happened in RUN/reset.jsonl.")]
 [group('steps')]
 reset-cold RUN:
     cargo xtask reset-cold --run {{RUN}}
 
-# Create RUN's database from the cached template (loading it the first time)
+[doc("Create RUN's database from the cached template, loading the template the first time.")]
 [group('steps')]
 build RUN:
     cargo xtask build --run {{RUN}}
 
-# Set RUN's fillfactor and rewrite the study's tables with VACUUM FULL
+[doc("Set RUN's fillfactor and rewrite the study's tables with VACUUM FULL.")]
 [group('steps')]
 apply-fillfactor RUN:
     cargo xtask apply-fillfactor --run {{RUN}}
 
-# Run RUN's timed workload with statistics snapshots
+[doc("Run RUN's timed workload with statistics snapshots.")]
 [group('steps')]
 run RUN:
     cargo xtask run --run {{RUN}}
 
-# Take one statistics sample into RUN (phase: pre, rampup, measured, post)
+[doc("Take one statistics sample into RUN (phase pre, rampup, measured or post).")]
 [group('steps')]
 snapshot RUN PHASE='post':
     cargo xtask snapshot --run {{RUN}} --phase {{PHASE}}
 
-# Time VACUUM of the study's tables in RUN
+[doc("Time VACUUM of the study's tables in RUN.")]
 [group('steps')]
 vacuum-timing RUN:
     cargo xtask vacuum-timing --run {{RUN}}
 
-# Verify the TPC-C consistency conditions of a TPROC-C arm
+[doc("Verify the TPC-C consistency conditions of a TPROC-C arm.")]
 [group('steps')]
 check RUN:
     cargo xtask check --run {{RUN}}
 
-# Which tables could use a fillfactor? The article's three tests, read-only, on DATABASE_URL/PG*
-# or one of hotlab's arms (--run ARM); prints the selection table, writes advise.json
+[doc("Say which tables could use a lower fillfactor: the article's three tests, read-only, on any PostgreSQL 16+ or on one of hotlab's arms.")]
 [group('steps')]
 advise *ARGS:
     cargo xtask advise {{ARGS}}
 
-# Turn run directories into summary.md, summary.json, report.html
+[doc("Turn run directories into summary.md, summary.json and report.html.")]
 [group('steps')]
 analyze +DIRS:
     cargo xtask analyze {{DIRS}}
 
-# Every run with results, one line each; words match a study, arm, size or table, flags filter
-# (`just history tprocc --since 30d`, `just history stock --pg 18.6`)
+[doc("List every run with results, one line each, filtered by words and flags (just history stock --since 30d).")]
 [group('steps')]
 history *ARGS:
     cargo xtask history {{ARGS}}
 
-# Put back server settings that build --apply-server-settings changed (external servers)
+[doc("Put back the server settings that build --apply-server-settings changed on an external server.")]
 [group('steps')]
 restore-settings RUN:
     {{XTASK}} restore-settings --run {{RUN}}
 
-# One arm's full cold cycle: reset, build, fillfactor + rewrite, reset, measure, advise, vacuum; on any
-# exit (a failure or Ctrl-C too) the server settings a build changed are restored
+[doc("Run one arm's full cold cycle, restoring on exit any server setting its build changed.")]
 [group('steps')]
 arm RUN:
     #!/usr/bin/env bash
@@ -101,15 +101,18 @@ arm RUN:
     if [ "$rc" -eq 130 ]; then exit 130; fi
     {{XTASK}} vacuum-timing --run "{{RUN}}"
 
-# Every arm of STUDY at SIZE through every step, then analyze (a failed arm does not stop the others)
+[doc("Run every arm of STUDY at SIZE through every step, then analyze; a failed arm does not stop the others.")]
 [group('studies')]
 study STUDY SIZE='' *ARGS:
     #!/usr/bin/env bash
     set -euo pipefail
-    cargo build --release --quiet --package xtask
     # One binary for the whole study: a source edit made while it runs cannot rebuild a step
-    # between two arms (each arm runs the code the first one ran).
-    export HOTLAB_XTASK="${CARGO_TARGET_DIR:-{{justfile_directory()}}/target}/release/xtask"
+    # between two arms (each arm runs the code the first one ran). A binary already named in
+    # HOTLAB_XTASK is used as it is.
+    if [ -z "${HOTLAB_XTASK:-}" ] || [ "$HOTLAB_XTASK" = "cargo xtask" ]; then
+        cargo build --release --quiet --package xtask
+        export HOTLAB_XTASK="${CARGO_TARGET_DIR:-{{justfile_directory()}}/target}/release/xtask"
+    fi
     arms=$("$HOTLAB_XTASK" init --study {{STUDY}} {{ if SIZE != '' { '--size ' + SIZE } else { '' } }} {{ARGS}})
     for arm in $arms; do
         rc=0
@@ -117,10 +120,9 @@ study STUDY SIZE='' *ARGS:
         if [ "$rc" -eq 130 ]; then echo "interrupted; the arms so far are kept" >&2; break; fi
         if [ "$rc" -ne 0 ]; then echo "arm $arm failed (see its meta.json); going on" >&2; fi
     done
-    "$HOTLAB_XTASK" analyze "$(dirname "$(echo "$arms" | head -n 1)")"
+    "$HOTLAB_XTASK" analyze {{BRIEF}} "$(dirname "$(echo "$arms" | head -n 1)")"
 
-# Run a study's arms at the same time on one server, each in its own database, the size's clients
-# split among them (a test of shared resources, not a comparison): `just together small-table quick --arms ori,onlyff`
+[doc("Run a study's arms at the same time on one server with the clients split among them, a test of shared resources rather than a comparison.")]
 [group('studies')]
 together STUDY SIZE='' *ARGS:
     #!/usr/bin/env bash
@@ -147,63 +149,60 @@ together STUDY SIZE='' *ARGS:
     for p in "${pids[@]}"; do wait "$p" || rc=$?; done
     if [ "$rc" -eq 130 ]; then echo "interrupted; the arms so far are kept" >&2; exit 130; fi
     for arm in $arms; do "$x" vacuum-timing --run "$arm" || echo "vacuum-timing of $arm failed" >&2; done
-    "$x" analyze "$(dirname "$(echo "$arms" | head -n 1)")"
+    "$x" analyze {{BRIEF}} "$(dirname "$(echo "$arms" | head -n 1)")"
 
-# Which fillfactor does TABLE need? Each value through the full cold cycle, then the ladder
+[doc("Find which fillfactor TABLE needs: each value through the full cold cycle, then the ladder and a recommendation.")]
 [group('studies')]
 sweep TABLE +FFS:
     just study {{STUDY}} {{SIZE}} --label sweep-{{TABLE}} --sweep {{TABLE}} --values {{replace(FFS, ' ', ',')}}
 
-# Run a study's arms; REPEATS=n runs them n times in alternating order (A B B A …)
+[doc("Run a study's arms, REPEATS=n times in alternating order (A B B A).")]
 [group('studies')]
 compare STUDY SIZE='':
     just study {{STUDY}} {{SIZE}} --repeats {{REPEATS}}
 
-# Study 000 (HammerDB TPROC-C): default vs tuned per-table fillfactor at SIZE (default: the
-# article-small scale model; `REPEATS=2 just hexacluster` for A B B A)
+[doc("Run study 000 (HammerDB TPROC-C), default against tuned fillfactors, at SIZE (default: the article-small scale model).")]
 [group('studies')]
 hexacluster SIZE='scaled':
     just compare hexacluster-tprocc {{SIZE}}
 
-# Study 001/004: small_table upsert, default vs hash partitions vs fillfactor 50 (table and
-# indexes, table only, indexes only) at SIZE; `REPEATS=2 just small-table` for A B … B A
+[doc("Run study 001/004 (the small_table upsert): default, hash-partitioned and fillfactor-50 arms at SIZE.")]
 [group('studies')]
 small-table SIZE='quick':
     just compare small-table {{SIZE}}
 
-# Study 001's H3: ARMS run at the same time on one server, the clients split among them
+[doc("Run study 001's H3: ARMS at the same time on one server, the clients split among them.")]
 [group('studies')]
 small-table-together SIZE='quick' ARMS='ori,onlyff':
     just together small-table {{SIZE}} --arms {{ARMS}}
 
-# Study 003: fillfactor 100/75/50/30 on 10,000 rows, 1M row updates
+[doc("Run study 003: fillfactor 100/75/50/30 on 10,000 rows with 1M row updates.")]
 [group('studies')]
 spv SIZE='article':
     just study spv {{SIZE}}
 
-# The demo (589 s measured on 2 cores after the first compile): study 000 at the quick size
-# (default vs tuned), then `sweep order_line 100 90 80`, one report over both
+[doc("Run the demo: study 000's comparison at the quick size, a sweep of order_line 100 90 80, and one report over both.")]
 [group('studies')]
 demo:
     #!/usr/bin/env bash
     set -euo pipefail
     start=$(date +%s)
     runs="${HOTLAB_DATA_DIR:-data}/runs/hexacluster-tprocc"
-    just study hexacluster-tprocc quick --label demo-compare
+    # Each study's own answer is left out: the demo ends with one answer over both.
+    just study hexacluster-tprocc quick --label demo-compare > /dev/null
     compare=$(ls -td "$runs"/*-demo-compare | head -n 1)
-    just study hexacluster-tprocc quick --label demo-sweep-order_line --sweep order_line --values 100,90,80
+    just study hexacluster-tprocc quick --label demo-sweep-order_line --sweep order_line --values 100,90,80 > /dev/null
     sweep=$(ls -td "$runs"/*-demo-sweep-order_line | head -n 1)
     out="${HOTLAB_DATA_DIR:-data}/runs/demo/$(date +%Y%m%d-%H%M%S)"
-    cargo xtask analyze "$compare" "$sweep" --out "$out" > /dev/null
     echo "demo: $(( $(date +%s) - start )) s; comparison $compare, sweep $sweep"
-    echo "report: $out/report.html"
+    cargo xtask analyze "$compare" "$sweep" --out "$out" {{BRIEF}}
 
-# Benchmarks against pgbench in the same run: `just bench build`, `just bench driver --vus 2`
+[doc("Benchmark against pgbench in the same run (just bench build, just bench driver --vus 2).")]
 [group('dev')]
 bench WHAT *ARGS:
     cargo xtask bench {{WHAT}} {{ARGS}}
 
-# The test suite (starts its own PostgreSQL 18)
+[doc("Run the test suite, which starts its own PostgreSQL 18.")]
 [group('dev')]
 test:
     cargo test

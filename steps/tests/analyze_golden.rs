@@ -277,42 +277,123 @@ fn tprocc_repeated_comparison_matches_golden() {
         .contains("## What the workload's backends waited on"));
 }
 
-/// report.html carries every table and every chart of the analysis, inline and offline.
+/// report.html of every golden set, read with a real HTML parser: every heading of the summary
+/// is there with an anchor in the contents, every table has a header row, no Markdown reaches
+/// the page (`**`, backticks, a leading `- `), every link points to a file or anchor that
+/// exists, and every chart is an inline SVG with a title and axis titles. Offline: no remote
+/// asset, no external stylesheet.
 #[test]
-fn report_holds_every_table_and_chart() {
-    for set in ["spv-ci", "tprocc-ci-repeats"] {
+fn report_renders_clean_html() {
+    use scraper::{Html, Node, Selector};
+    let sel = |s: &str| Selector::parse(s).unwrap();
+    for set in [
+        "spv-ci",
+        "tprocc-ci-repeats",
+        "tprocc-ci-sweep",
+        "small-table-ci",
+        "small-table-hyp-ci",
+    ] {
+        let out = std::env::temp_dir().join(format!("hotlab-report-{set}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
         let dirs = find_arm_dirs(&data().join(set)).unwrap();
         let a = analyze::analyze_dirs(&dirs, false).unwrap();
-        let html = analyze::report::html(&a);
+        analyze::write(&out, &a).unwrap();
+        let text = std::fs::read_to_string(out.join("report.html")).unwrap();
+        let doc = Html::parse_document(&text);
+        // The title names the study and size; the contents link every section.
+        let h1: String = doc.select(&sel("h1")).next().unwrap().text().collect();
+        assert!(h1.contains(" — size ci"), "{set}: {h1}");
+        let toc: Vec<String> = doc
+            .select(&sel("nav a"))
+            .filter_map(|a| a.value().attr("href").map(str::to_string))
+            .collect();
         for h in a.markdown.lines().filter_map(|l| l.strip_prefix("## ")) {
-            let h = h
-                .replace('&', "&amp;")
-                .replace('<', "&lt;")
-                .replace('>', "&gt;");
+            let found = doc
+                .select(&sel("h2"))
+                .find(|e| e.text().collect::<String>() == h.replace(['*', '`'], ""));
+            let id = found
+                .and_then(|e| e.value().attr("id"))
+                .unwrap_or_else(|| panic!("{set}: no heading {h}"));
             assert!(
-                html.contains(&format!("<h2>{h}</h2>")),
-                "{set}: {h} missing"
+                toc.contains(&format!("#{id}")),
+                "{set}: {h} not in the contents"
             );
         }
-        let tables = a.markdown.matches("\n| --- |").count() + a.markdown.matches("\n|---").count();
+        let tables = a.markdown.matches("\n| --- |").count();
         assert!(
-            html.matches("<table>").count() >= tables,
+            doc.select(&sel("table")).count() >= tables,
             "{set}: tables missing"
         );
-        assert!(a.charts.len() >= 5, "{set}: {} charts", a.charts.len());
-        for (name, svg) in &a.charts {
-            assert!(svg.starts_with("<svg"), "{name}");
+        for t in doc.select(&sel("table")) {
+            let first = t.select(&sel("tr")).next().unwrap();
             assert!(
-                html.contains(&format!("<figure id=\"{name}\">")),
-                "{set}: {name} missing"
+                first.select(&sel("th")).next().is_some(),
+                "{set}: a table without a header: {}",
+                t.html().chars().take(200).collect::<String>()
             );
         }
-        assert_eq!(html.matches("<svg").count(), a.charts.len());
+        // Numbers right, text left.
+        assert!(doc.select(&sel("td.num")).count() > 10, "{set}");
+        // No Markdown in any text the reader sees.
+        for node in doc.root_element().descendants() {
+            let Node::Text(t) = node.value() else {
+                continue;
+            };
+            let hidden = node.ancestors().any(|p| {
+                p.value().as_element().is_some_and(|e| {
+                    matches!(e.name(), "script" | "style" | "svg" | "pre" | "code")
+                })
+            });
+            if hidden {
+                continue;
+            }
+            let t: &str = t;
+            assert!(
+                !t.contains("**") && !t.contains('`') && !t.trim_start().starts_with("- "),
+                "{set}: markup reached the page: {t:?}"
+            );
+        }
+        // Every link resolves: an anchor on the page, or a file relative to the report.
+        let links: Vec<String> = doc
+            .select(&sel("a[href]"))
+            .map(|a| a.value().attr("href").unwrap().to_string())
+            .collect();
         assert!(
-            !html.contains("http://") || !html.contains("<script src="),
-            "no remote assets"
+            links.iter().any(|l| l.ends_with("meta.json")),
+            "{set}: no links to the runs' files"
         );
-        assert!(!html.contains("<link "), "no external stylesheet");
+        for href in &links {
+            if let Some(id) = href.strip_prefix('#') {
+                assert!(
+                    doc.select(&sel(&format!("[id=\"{id}\"]"))).next().is_some(),
+                    "{set}: no #{id}"
+                );
+            } else {
+                assert!(!href.contains("://"), "{set}: a remote link {href}");
+                assert!(out.join(href).exists(), "{set}: {href} does not exist");
+            }
+        }
+        // The charts: inline SVG, each with its title and two axis titles.
+        assert!(a.charts.len() >= 5, "{set}: {} charts", a.charts.len());
+        let figures: Vec<_> = doc.select(&sel("figure")).collect();
+        assert_eq!(figures.len(), a.charts.len(), "{set}");
+        for f in figures {
+            let svg = f
+                .select(&sel("svg"))
+                .next()
+                .unwrap_or_else(|| panic!("{set}: a figure without SVG"));
+            let texts = svg.select(&sel("text")).count();
+            assert!(
+                texts >= 3,
+                "{set}: {:?} has {texts} texts",
+                f.value().attr("id")
+            );
+        }
+        assert!(
+            !text.contains("<script src=") && !text.contains("<link "),
+            "{set}: remote assets"
+        );
+        std::fs::remove_dir_all(&out).ok();
     }
 }
 

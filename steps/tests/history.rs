@@ -46,6 +46,7 @@ fn args(dirs: &[&Path]) -> analyze::Args {
         baseline: vec![],
         min_change: baseline::DEFAULT_MIN_CHANGE,
         rebuild_index: false,
+        brief: false,
     }
 }
 

@@ -76,7 +76,7 @@ fn spv_ci_fillfactor_50_beats_100() {
     let before = |r: &serde_json::Value| r["tables"]["spv"]["heap_bytes_before"].as_f64().unwrap();
     assert!(before(&r50) > 1.5 * before(&r100));
 
-    // The run directory contract (README, "Where results go and how to read them").
+    // The run directory contract (docs/run-directory.md).
     for f in [
         "sweep.json",
         "summary.md",
@@ -442,4 +442,60 @@ fn a_study_runs_at_the_defaults_plus_its_own_settings() {
         assert_eq!(recorded, boot, "{name}: {}", meta["server"]["settings"]);
     }
     server.drop_own_database(&rd.database().unwrap()).ok();
+}
+
+/// What a user sees at the end of `just study spv ci`: the short answer, at most 15 lines after
+/// the run, with the claims' verdicts and the report's path; the whole summary is in the file.
+#[test]
+fn a_study_ends_with_the_short_answer() {
+    let _g = testing::serial();
+    let ctx = testing::ctx("answer");
+    let out = std::process::Command::new("just")
+        .args([
+            "study",
+            "spv",
+            "ci",
+            "--arms",
+            "ff100,ff50",
+            "--label",
+            "answer",
+        ])
+        .current_dir(steps::ctx::project_root())
+        .envs(testing::env_of(&ctx))
+        .env("HOTLAB_XTASK", testing::xtask_binary().unwrap())
+        .env_remove("VERBOSE")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<&str> = stdout.lines().collect();
+    let start = lines
+        .iter()
+        .position(|l| l.contains("(study 003) — size ci: 2 run(s) of 2 arm(s), 2 complete"))
+        .unwrap_or_else(|| panic!("no answer in:\n{stdout}"));
+    let answer = &lines[start..];
+    assert!(answer.len() <= 15, "{} lines:\n{stdout}", answer.len());
+    let text = answer.join("\n");
+    assert!(
+        text.contains("- lower fillfactor finishes the updates faster: ")
+            && (text.contains("agrees") || text.contains("disagrees"))
+            && text.contains("report.html")
+            && text.contains("one run has no spread")
+            && !text.contains("**")
+            && !text.contains('|'),
+        "{text}"
+    );
+    // The whole summary is in summary.md, beside the report.
+    let report = answer
+        .iter()
+        .find_map(|l| l.strip_prefix("Report: "))
+        .unwrap();
+    let dir = std::path::Path::new(report).parent().unwrap();
+    let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(summary.lines().count() > answer.len(), "{summary}");
+    std::fs::remove_dir_all(&ctx.data_dir).ok();
 }

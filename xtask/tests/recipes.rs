@@ -66,3 +66,43 @@ fn every_subcommand_a_recipe_calls_exists() {
     }
     assert!(called >= 10, "found only {called} calls in the justfile");
 }
+
+/// `just --list` reads as a menu: every recipe carries one whole sentence in a `[doc("…")]`
+/// attribute (a comment of several lines shows only its last line there).
+#[test]
+fn every_recipe_has_one_sentence_of_doc() {
+    let just = justfile();
+    let lines: Vec<&str> = just.lines().collect();
+    let names = recipes(&just);
+    assert!(names.len() >= 20, "found only {names:?}");
+    for name in &names {
+        let i = lines
+            .iter()
+            .position(|l| l.starts_with(&format!("{name} ")) || l.starts_with(&format!("{name}:")))
+            .unwrap();
+        let mut j = i;
+        let mut doc = None;
+        while j > 0 && lines[j - 1].starts_with('[') {
+            j -= 1;
+            if let Some(d) = lines[j]
+                .strip_prefix("[doc(\"")
+                .and_then(|d| d.strip_suffix("\")]"))
+            {
+                doc = Some(d);
+            }
+        }
+        let doc = doc.unwrap_or_else(|| {
+            panic!("recipe {name} has no [doc(\"…\")]: `just --list` would show only a comment's last line")
+        });
+        assert!(
+            doc.starts_with(|c: char| c.is_ascii_uppercase())
+                && doc.ends_with('.')
+                && !doc[..doc.len() - 1].contains(". "),
+            "recipe {name}: its doc is not one sentence: {doc}"
+        );
+        assert!(
+            j == 0 || !lines[j - 1].starts_with('#'),
+            "recipe {name}: a comment above its attributes, which `just --list` would show instead"
+        );
+    }
+}

@@ -180,7 +180,8 @@ pub fn tables(
 ) -> anyhow::Result<(String, Value)> {
     let m: Vec<Mech> = runs.iter().map(|r| of(r, updated)).collect();
     let mut md = String::new();
-    md.push_str(&regime(&m));
+    let (regime_md, regime_json) = regime(&m);
+    md.push_str(&regime_md);
     md.push_str("## Mechanism per run: why an arm won\n\n");
     let rows: Vec<Vec<String>> = m
         .iter()
@@ -330,7 +331,10 @@ pub fn tables(
             })
         })
         .collect();
-    Ok((md, json!({ "runs": runs_json, "arms": arms_json })))
+    Ok((
+        md,
+        json!({ "runs": runs_json, "arms": arms_json, "regime": regime_json }),
+    ))
 }
 
 /// A figure of a run's mechanism.
@@ -381,8 +385,9 @@ fn against_first(arms: &[(String, Vec<&Mech>)], st: &ArmStats) -> String {
 
 /// Whether the runs were in the article's regime: data that starts inside shared buffers and
 /// grows out of them, checkpoints during the window, and RAM that makes reads real. One
-/// paragraph; a size outside the regime says which command is in it.
-fn regime(m: &[Mech]) -> String {
+/// paragraph; a size outside the regime says which command is in it. With it, for the short
+/// answer: `{"in_regime": bool, "why": …}` (null without the figures).
+fn regime(m: &[Mech]) -> (String, Value) {
     let done: Vec<&Mech> = m.iter().filter(|x| x.complete).collect();
     let (Some(built), Some(start), Some(end), Some(sb)) = (
         stats(&done, |x| x.data_built),
@@ -390,7 +395,7 @@ fn regime(m: &[Mech]) -> String {
         stats(&done, |x| x.data_end),
         stats(&done, |x| x.shared_buffers),
     ) else {
-        return String::new();
+        return (String::new(), Value::Null);
     };
     let ckpt = stats(&done, |x| add(x.ckpt_timed, x.ckpt_requested));
     // The article's small dataset "fits" (2.0 GB on disk after the build, in 2 GB of shared
@@ -440,17 +445,22 @@ fn regime(m: &[Mech]) -> String {
             ));
         }
         s.push_str("\n\n");
-    } else {
+    }
+    let why = match (grows_out, checkpoints) {
+        (true, true) => "the data grows out of shared buffers and checkpoints ran in the window",
+        (false, false) => "the data never grows out of shared buffers and no checkpoint ran",
+        (false, true) => "the data never grows out of shared buffers",
+        (true, false) => "no checkpoint ran during the window",
+    };
+    if !(grows_out && checkpoints) {
         s.push_str(&format!(
-            ". **These runs are not in the article's regime** ({}), so their throughput cannot show the article's gain; `REPEATS=2 just hexacluster scaled` runs the article-small scale model that is.\n\n",
-            match (grows_out, checkpoints) {
-                (false, false) => "the data never grows out of shared buffers and no checkpoint ran",
-                (false, true) => "the data never grows out of shared buffers",
-                _ => "no checkpoint ran during the window",
-            }
+            ". **These runs are not in the article's regime** ({why}), so their throughput cannot show the article's gain; `REPEATS=2 just hexacluster scaled` runs the article-small scale model that is.\n\n"
         ));
     }
-    s
+    (
+        s,
+        json!({ "in_regime": grows_out && checkpoints, "why": why }),
+    )
 }
 
 /// Each arm's complete runs, in first-seen order.

@@ -3,6 +3,7 @@
 //! the snapshot CSVs. Writes summary.md (also printed), summary.json, report.html and
 //! charts/*.svg into the output directory.
 
+pub mod answer;
 pub mod arms;
 pub mod baseline;
 pub mod charts;
@@ -36,7 +37,7 @@ pub struct Args {
     #[arg(required = true)]
     pub dirs: Vec<PathBuf>,
     /// Compare with earlier runs of the same study: per arm and headline figure, the change
-    /// and whether it is beyond the noise of the repeats (README, "Results over time")
+    /// and whether it is beyond the noise of the repeats (docs/run-directory.md, "Results over time")
     #[arg(long, num_args = 1.., value_name = "DIR")]
     pub baseline: Vec<PathBuf>,
     /// With --baseline: the smallest change of a mean (%) that can be called "changed"
@@ -58,9 +59,14 @@ pub struct Args {
     #[arg(long)]
     pub mix: bool,
     /// Sweep recommendation: the new-page share (percent of updates) at or below which a
-    /// saturated fillfactor is enough (the rule: README, "Which fillfactor")
+    /// saturated fillfactor is enough (the rule: docs/advise.md)
     #[arg(long, default_value_t = DEFAULT_THRESHOLD, value_parser = crate::study::bounds::parse_percent)]
     pub threshold: f64,
+    /// Print the short answer (at most 15 lines: each claim's verdict, the recommendation, the
+    /// regime, the noise caveat, the report's path) instead of the whole summary, which is
+    /// written to summary.md either way; the study recipes pass it unless VERBOSE=1
+    #[arg(long)]
+    pub brief: bool,
 }
 
 /// What a study's analysis returns: Markdown, JSON, and (file name, SVG) charts.
@@ -135,8 +141,12 @@ pub fn run(_ctx: &Ctx, args: &Args) -> Result<()> {
             );
         }
     }
-    println!("{}", analysis.markdown);
-    eprintln!("hotlab: report: {}", out.join("report.html").display());
+    if args.brief {
+        println!("{}", answer::lines(&analysis, &out).join("\n"));
+    } else {
+        println!("{}", analysis.markdown);
+        eprintln!("hotlab: report: {}", out.join("report.html").display());
+    }
     Ok(())
 }
 
@@ -399,7 +409,7 @@ pub fn write(out: &Path, a: &Analysis) -> Result<()> {
     for (name, svg) in &a.charts {
         crate::io::write_atomic(&out.join("charts").join(name), svg.as_bytes())?;
     }
-    crate::io::write_atomic(&out.join("report.html"), report::html(a).as_bytes())?;
+    crate::io::write_atomic(&out.join("report.html"), report::html(a, out).as_bytes())?;
     Ok(())
 }
 

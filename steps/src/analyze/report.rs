@@ -1,6 +1,13 @@
-//! The self-contained report: report.html with the summary tables, inline SVG charts and each
-//! run's metadata (server version and settings, host, reset outcomes, exact commands), openable
-//! in a browser with no network. Also the small SVG bar chart the charts use.
+//! The self-contained report: report.html with a title (study, size, date, host), a table of
+//! contents, the summary (Markdown rendered by pulldown-cmark: tables, emphasis, code, lists),
+//! sortable tables with numbers right-aligned, inline SVG charts, and each run's metadata as
+//! readable tables with relative links to its files, openable in a browser with no network.
+//! Also the small SVG bar chart the charts use.
+
+use std::path::{Component, Path, PathBuf};
+
+use pulldown_cmark::{html, CowStr, Event, Options, Parser, Tag, TagEnd};
+use serde_json::Value;
 
 use super::Analysis;
 
@@ -11,103 +18,240 @@ fn esc(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// Markdown (headings, tables, paragraphs) as HTML: enough for what analyze writes.
-fn md_to_html(md: &str) -> String {
+/// A heading's anchor: lower-case words joined by `-`.
+fn slug(text: &str) -> String {
     let mut out = String::new();
-    let mut in_table = false;
-    for line in md.lines() {
-        let t = line.trim();
-        if t.starts_with('|') {
-            let cells: Vec<&str> = t.trim_matches('|').split('|').map(str::trim).collect();
-            if cells
-                .iter()
-                .all(|c| c.chars().all(|ch| ch == '-' || ch == ':') && !c.is_empty())
-            {
-                continue;
-            }
-            if !in_table {
-                out.push_str("<table>\n<tr>");
-                for c in &cells {
-                    out.push_str(&format!("<th>{}</th>", esc(c)));
-                }
-                out.push_str("</tr>\n");
-                in_table = true;
-            } else {
-                out.push_str("<tr>");
-                for c in &cells {
-                    let c = esc(c);
-                    let c = match c.strip_prefix("**").and_then(|x| x.strip_suffix("**")) {
-                        Some(inner) => format!("<strong class=\"bad\">{inner}</strong>"),
-                        None => c,
-                    };
-                    out.push_str(&format!("<td>{c}</td>"));
-                }
-                out.push_str("</tr>\n");
-            }
-            continue;
-        }
-        if in_table {
-            out.push_str("</table>\n");
-            in_table = false;
-        }
-        if let Some(h) = t.strip_prefix("### ") {
-            out.push_str(&format!("<h3>{}</h3>\n", esc(h)));
-        } else if let Some(h) = t.strip_prefix("## ") {
-            out.push_str(&format!("<h2>{}</h2>\n", esc(h)));
-        } else if !t.is_empty() {
-            out.push_str(&format!("<p>{}</p>\n", esc(t)));
+    for c in text.chars().flat_map(char::to_lowercase) {
+        if c.is_alphanumeric() {
+            out.push(c);
+        } else if !out.ends_with('-') && !out.is_empty() {
+            out.push('-');
         }
     }
-    if in_table {
-        out.push_str("</table>\n");
+    out.trim_end_matches('-').to_string()
+}
+
+/// Whether a table cell holds a number (or the dash of a missing one): it is right-aligned.
+fn numeric(text: &str) -> bool {
+    let t = text.trim();
+    let t = t.strip_prefix(['+', '-', '−']).unwrap_or(t);
+    t == "–" || t.starts_with(|c: char| c.is_ascii_digit())
+}
+
+/// Markdown as HTML, with an id on every heading (returned as (level, id, text) for the
+/// contents) and body cells classed `num` when they hold a number. Headings start at `<h2>`.
+fn md_to_html(md: &str, headings: &mut Vec<(u8, String, String)>) -> String {
+    let events: Vec<Event> = Parser::new_ext(md, Options::ENABLE_TABLES).collect();
+    let mut out = vec![];
+    let mut i = 0;
+    let mut in_head = false;
+    while i < events.len() {
+        match &events[i] {
+            Event::Start(Tag::Heading { level, .. }) => {
+                let mut text = String::new();
+                let mut j = i + 1;
+                while !matches!(events.get(j), Some(Event::End(TagEnd::Heading(_))) | None) {
+                    if let Event::Text(t) | Event::Code(t) = &events[j] {
+                        text.push_str(t);
+                    }
+                    j += 1;
+                }
+                let id = slug(&text);
+                let n = (*level as u8).max(2);
+                headings.push((n, id.clone(), text));
+                out.push(Event::Html(CowStr::from(format!("<h{n} id=\"{id}\">"))));
+                out.extend(events[i + 1..j].iter().cloned());
+                out.push(Event::Html(CowStr::from(format!("</h{n}>\n"))));
+                i = j + 1;
+                continue;
+            }
+            Event::Start(Tag::TableHead) => in_head = true,
+            Event::End(TagEnd::TableHead) => in_head = false,
+            Event::Start(Tag::TableCell) if !in_head => {
+                let mut text = String::new();
+                let mut j = i + 1;
+                while !matches!(events.get(j), Some(Event::End(TagEnd::TableCell)) | None) {
+                    if let Event::Text(t) | Event::Code(t) = &events[j] {
+                        text.push_str(t);
+                    }
+                    j += 1;
+                }
+                let class = if numeric(&text) { " class=\"num\"" } else { "" };
+                out.push(Event::Html(CowStr::from(format!("<td{class}>"))));
+                out.extend(events[i + 1..j].iter().cloned());
+                out.push(Event::Html(CowStr::from("</td>")));
+                i = j + 1;
+                continue;
+            }
+            _ => {}
+        }
+        out.push(events[i].clone());
+        i += 1;
+    }
+    let mut s = String::new();
+    html::push_html(&mut s, out.into_iter());
+    s
+}
+
+/// `to` relative to the directory `from` (both made absolute first), so that the report's links
+/// still work when the whole directory moves.
+fn relative(from: &Path, to: &Path) -> PathBuf {
+    let abs = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let (from, to) = (abs(from), abs(to));
+    let f: Vec<Component> = from.components().collect();
+    let t: Vec<Component> = to.components().collect();
+    let common = f.iter().zip(&t).take_while(|(a, b)| a == b).count();
+    let mut out = PathBuf::new();
+    for _ in common..f.len() {
+        out.push("..");
+    }
+    for c in &t[common..] {
+        out.push(c.as_os_str());
     }
     out
 }
 
-pub fn html(a: &Analysis) -> String {
-    let mut s = String::from(
-        "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>hotlab report</title>\n<style>\
-         body{font-family:sans-serif;margin:2em;max-width:1200px}\
-         table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}\
-         th{background:#eee}.bad{color:#b00}.charts{display:flex;flex-wrap:wrap;gap:1em}\
-         pre{background:#f6f6f6;padding:.5em;overflow-x:auto;font-size:85%}</style></head><body>\n<h1>hotlab report</h1>\n",
+/// A two-column table of (name, value) rows, values escaped.
+fn kv_table(rows: &[(String, String)]) -> String {
+    let mut s = String::from("<table class=\"kv\">\n");
+    for (k, v) in rows {
+        s.push_str(&format!(
+            "<tr><th>{}</th><td>{}</td></tr>\n",
+            esc(k),
+            esc(v)
+        ));
+    }
+    s.push_str("</table>\n");
+    s
+}
+
+fn text(v: &Value) -> String {
+    match v {
+        Value::Null => "–".into(),
+        Value::String(s) => s.clone(),
+        v => v.to_string(),
+    }
+}
+
+/// The host as a person reads it: "AMD EPYC, 2 cores, 24.0 GiB".
+fn host_line(h: &Value) -> String {
+    format!(
+        "{}, {} cores, {}",
+        text(&h["cpu"]),
+        text(&h["cores"]),
+        super::bytes(h["memory_bytes"].as_f64())
+    )
+}
+
+/// The files of a run directory a reader may open, as links relative to the report.
+const RUN_FILES: &[&str] = &[
+    "meta.json",
+    "fillfactor.json",
+    "workload.json",
+    "workload.csv",
+    "reset.jsonl",
+    "vacuum.csv",
+    "hot_rows.csv",
+    "check.json",
+    "advise.json",
+    "snapshots/tables.csv",
+    "snapshots/database.csv",
+    "snapshots/buffers.csv",
+    "results.parquet",
+    "samples.parquet",
+];
+
+/// Sorts a table by the clicked header: numbers by value, the rest as text; again reverses.
+const SORT_JS: &str = "<script>\
+document.querySelectorAll('table.sortable th').forEach(function(th){th.addEventListener('click',function(){\
+var t=th.closest('table'),b=t.tBodies[0],i=Array.prototype.indexOf.call(th.parentNode.children,th),d=th.dataset.d==='1'?-1:1;th.dataset.d=d===1?'1':'0';\
+var n=function(r){var x=parseFloat(r.cells[i].textContent.replace('−','-'));return isNaN(x)?null:x;};\
+Array.prototype.slice.call(b.rows).sort(function(p,q){var a=n(p),c=n(q);if(a!==null&&c!==null)return d*(a-c);return d*p.cells[i].textContent.localeCompare(q.cells[i].textContent);}).forEach(function(r){b.appendChild(r);});});});\
+</script>\n";
+
+const STYLE: &str = "<style>\
+body{font-family:sans-serif;margin:2em;max-width:1300px;line-height:1.4}\
+table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}\
+td.num{text-align:right;font-variant-numeric:tabular-nums}th{background:#eee}table.sortable th{cursor:pointer}\
+table.kv th{text-align:left;font-weight:normal;color:#444}strong{color:#b00}\
+.charts{display:flex;flex-wrap:wrap;gap:1em}nav ul{columns:2}\
+pre{background:#f6f6f6;padding:.5em;overflow-x:auto;font-size:85%}</style>\n";
+
+/// report.html of an analysis written into `out`.
+pub fn html(a: &Analysis, out: &Path) -> String {
+    let first = a.runs.first();
+    let title = match first {
+        Some(r) => format!("{} — size {}", r.plan.label(), r.plan.size),
+        None => "hotlab report".to_string(),
+    };
+    let date = first
+        .and_then(|r| r.meta["start"].as_str())
+        .map(|s| s.chars().take(16).collect::<String>().replace('T', " "))
+        .unwrap_or_default();
+    let host = first
+        .map(|r| host_line(&r.meta["host"]))
+        .unwrap_or_default();
+    let version = first
+        .and_then(|r| r.meta["server"]["version"].as_str())
+        .unwrap_or("?");
+    let mut headings = vec![];
+    let body = md_to_html(&a.markdown, &mut headings);
+    let mut s = format!(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title>\n{STYLE}</head><body>\n<h1>{}</h1>\n<p>{} runs, first started {} · {} · {}</p>\n",
+        esc(&title),
+        esc(&title),
+        a.runs.len(),
+        esc(&date),
+        esc(&host),
+        esc(version)
     );
-    s.push_str(&md_to_html(&a.markdown));
-    s.push_str("<h2>Charts</h2>\n<div class=\"charts\">\n");
+    s.push_str("<nav><h2>Contents</h2><ul>\n");
+    for (_, id, text) in headings.iter().filter(|(l, _, _)| *l == 2) {
+        s.push_str(&format!("<li><a href=\"#{id}\">{}</a></li>\n", esc(text)));
+    }
+    s.push_str("<li><a href=\"#charts\">Charts</a></li>\n<li><a href=\"#runs\">Runs</a></li>\n</ul></nav>\n");
+    s.push_str(&body.replace("<table>", "<table class=\"sortable\">"));
+    s.push_str("<h2 id=\"charts\">Charts</h2>\n<div class=\"charts\">\n");
     for (name, svg) in &a.charts {
         s.push_str(&format!("<figure id=\"{}\">{svg}</figure>\n", esc(name)));
     }
-    s.push_str("</div>\n<h2>Runs</h2>\n");
+    s.push_str("</div>\n<h2 id=\"runs\">Runs</h2>\n");
     for r in &a.runs {
         let m = &r.meta;
+        let dir = relative(out, &r.dir);
         s.push_str(&format!(
-            "<h3>{} ({})</h3>\n<table>\n",
+            "<h3 id=\"run-{}\">{} ({})</h3>\n",
+            slug(&r.name()),
             esc(&r.name()),
             esc(&r.status())
         ));
-        let rows = [
-            ("directory", r.dir.display().to_string()),
-            (
-                "server",
-                m["server"]["version"].as_str().unwrap_or("?").to_string(),
-            ),
-            (
-                "backend",
-                m["server"]["backend"].as_str().unwrap_or("?").to_string(),
-            ),
-            ("host", m["host"].to_string()),
-            ("hotlab", m["hotlab"].to_string()),
-            ("start", m["start"].as_str().unwrap_or("").to_string()),
-            ("end", m["end"].as_str().unwrap_or("").to_string()),
-            ("fillfactor", r.fillfactor["relations"].to_string()),
-        ];
-        for (k, v) in rows {
-            s.push_str(&format!(
-                "<tr><th>{k}</th><td style=\"text-align:left\">{}</td></tr>\n",
-                esc(&v)
-            ));
-        }
-        s.push_str("</table>\n");
+        let fillfactor = r.fillfactor["relations"]
+            .as_object()
+            .map(|o| {
+                o.iter()
+                    .map(|(t, v)| format!("{t} {}", text(&v["read_back"])))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+            .unwrap_or_else(|| "–".into());
+        s.push_str(&kv_table(&[
+            ("server".into(), version_of(m)),
+            ("backend".into(), text(&m["server"]["backend"])),
+            ("host".into(), host_line(&m["host"])),
+            ("hotlab".into(), text(&m["hotlab"]["git"])),
+            ("start".into(), text(&m["start"])),
+            ("end".into(), text(&m["end"])),
+            ("fillfactor".into(), fillfactor),
+        ]));
+        let links: Vec<String> = RUN_FILES
+            .iter()
+            .filter(|f| r.dir.join(f).exists())
+            .map(|f| {
+                let href = dir.join(f);
+                format!("<a href=\"{}\">{f}</a>", esc(&href.to_string_lossy()))
+            })
+            .collect();
+        s.push_str(&format!("<p>Files: {}</p>\n", links.join(" · ")));
         // `advise` on this arm (written by `just arm` after the run): its selection table.
         if let Some(md) = crate::io::read_json(&r.dir.join("advise.json"))
             .ok()
@@ -115,18 +259,47 @@ pub fn html(a: &Analysis) -> String {
         {
             s.push_str(&format!(
                 "<details open><summary>advise: the three tests on this arm</summary>\n{}</details>\n",
-                md_to_html(&md)
+                md_to_html(&md, &mut vec![])
             ));
         }
+        let settings: Vec<(String, String)> = m["server"]["settings"]
+            .as_object()
+            .map(|o| o.iter().map(|(k, v)| (k.clone(), text(v))).collect())
+            .unwrap_or_default();
         s.push_str(&format!(
-            "<details><summary>settings, resets, command</summary><pre>settings: {}\n\nresets:\n{}\n\ncommand: {}</pre></details>\n",
-            esc(&serde_json::to_string_pretty(&m["server"]["settings"]).unwrap_or_default()),
-            esc(&r.resets.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("\n")),
-            esc(&r.workload["command"].to_string()),
+            "<details><summary>server settings</summary>\n{}</details>\n",
+            kv_table(&settings)
+        ));
+        let resets: Vec<(String, String)> = r
+            .resets
+            .iter()
+            .map(|x| {
+                let what = format!("{} (cold: {})", text(&x["ts"]), text(&x["cold"]));
+                let actions = x["actions"]
+                    .as_array()
+                    .map(|a| {
+                        a.iter()
+                            .map(|a| format!("{}: {}", text(&a["action"]), text(&a["outcome"])))
+                            .collect::<Vec<_>>()
+                            .join("; ")
+                    })
+                    .unwrap_or_else(|| x.to_string());
+                (what, actions)
+            })
+            .collect();
+        s.push_str(&format!(
+            "<details><summary>cold resets</summary>\n{}</details>\n<details><summary>command</summary><pre>{}</pre></details>\n",
+            kv_table(&resets),
+            esc(&text(&r.workload["command"])),
         ));
     }
+    s.push_str(SORT_JS);
     s.push_str("</body></html>\n");
     s
+}
+
+fn version_of(m: &Value) -> String {
+    text(&m["server"]["version"])
 }
 
 /// A vertical bar chart, one bar per label, as standalone SVG.

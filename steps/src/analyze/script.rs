@@ -394,7 +394,9 @@ pub fn tables(runs: &[ArmRun], section: Option<Section>) -> anyhow::Result<super
     if rows.iter().any(|r| r.together) {
         md.push_str("\n**These arms ran at the same time on one server** (`just together`), each in its own database with its share of the clients: they competed for CPU, I/O and the buffer cache, and the server-wide figures (WAL, full-page images, checkpoints, the whole cache) are the server's, shared by all of them.\n");
     }
-    md.push_str(&regime(&rows));
+    // Only study 001 has an article here (its section); a user's study has none to be like.
+    let (regime_md, regime_json) = regime(&rows, section.is_some());
+    md.push_str(&regime_md);
     let mut claims = vec![];
     let mut study_json = Value::Null;
     if let Some(section) = section {
@@ -438,13 +440,17 @@ pub fn tables(runs: &[ArmRun], section: Option<Section>) -> anyhow::Result<super
         "arms": arms_json,
         "onlyff_ori_buffer_ratio": ratio,
         "claims": claims,
+        "regime": regime_json,
         "study_001": study_json,
     });
     Ok((md, json, charts_of(&runs, &t)?))
 }
 
 /// The regime the article asks for: every relation inside shared_buffers.
-fn regime(rows: &[Row]) -> String {
+/// The regime: the largest database at the end of a window against shared_buffers. Study 001's
+/// article kept every relation in the buffer cache; a study without an article is only told
+/// which side it is on. With it, for the short answer: `{"fits": bool, "in_regime": …}`.
+fn regime(rows: &[Row], article: bool) -> (String, Value) {
     let worst = rows
         .iter()
         .filter_map(|r| Some((r.database_end?, r.shared_buffers?)))
@@ -452,20 +458,25 @@ fn regime(rows: &[Row]) -> String {
             Some(a) if a.0 / a.1 >= x.0 / x.1 => Some(a),
             _ => Some(x),
         });
-    match worst {
-        Some((db, sb)) => format!(
-            "\n**Regime.** The largest database at the end of a window was {} against shared_buffers of {} ({:.0} %): {}.\n",
+    let Some((db, sb)) = worst else {
+        return (String::new(), Value::Null);
+    };
+    let fits = db < sb;
+    let verdict = match (fits, article) {
+        (true, true) => "every relation fits in the buffer cache, as in the article",
+        (true, false) => "every relation fits in the buffer cache",
+        (false, true) => "**the data outgrew shared_buffers: not the article's regime**",
+        (false, false) => "the data outgrew shared_buffers",
+    };
+    (
+        format!(
+            "\n**Regime.** The largest database at the end of a window was {} against shared_buffers of {} ({:.0} %): {verdict}.\n",
             bytes(Some(db)),
             bytes(Some(sb)),
             100.0 * db / sb,
-            if db < sb {
-                "every relation fits in the buffer cache, as in the article"
-            } else {
-                "**the data outgrew shared_buffers: not the article's regime**"
-            }
         ),
-        None => String::new(),
-    }
+        json!({ "fits": fits, "in_regime": article.then_some(fits), "why": verdict.replace("**", "") }),
+    )
 }
 
 fn charts_of(runs: &[&ArmRun], t: &str) -> anyhow::Result<Vec<(String, String)>> {
