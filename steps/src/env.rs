@@ -55,7 +55,7 @@ pub const COMPOSE_PORT: &str = "HOTLAB_COMPOSE_PORT";
 /// failing when it is stale.
 pub const BLESS: &str = "HOTLAB_BLESS";
 /// Connection string of an external server. libpq's own variables (`PGHOST`, `PGSSLMODE`, …,
-/// `PGSERVICEFILE`) are read where libpq's rules are kept: `server/conn.rs`.
+/// `PGSERVICEFILE`) are read where libpq's rules are kept: `steps/src/server/conn.rs`.
 pub const DATABASE_URL: &str = "DATABASE_URL";
 
 pub fn var(name: &str) -> Option<String> {

@@ -191,9 +191,11 @@ pub fn html(a: &Analysis, out: &Path) -> String {
     let host = first
         .map(|r| host_line(&r.meta["host"]))
         .unwrap_or_default();
+    // "PostgreSQL 18.6 on x86_64-pc-linux-gnu, compiled by …": the first two words.
     let version = first
         .and_then(|r| r.meta["server"]["version"].as_str())
-        .unwrap_or("?");
+        .map(|v| v.split_whitespace().take(2).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|| "?".into());
     let mut headings = vec![];
     let body = md_to_html(&a.markdown, &mut headings);
     let mut s = format!(
@@ -203,7 +205,7 @@ pub fn html(a: &Analysis, out: &Path) -> String {
         a.runs.len(),
         esc(&date),
         esc(&host),
-        esc(version)
+        esc(&version)
     );
     s.push_str("<nav><h2>Contents</h2><ul>\n");
     for (_, id, text) in headings.iter().filter(|(l, _, _)| *l == 2) {
