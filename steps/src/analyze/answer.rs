@@ -4,7 +4,13 @@
 
 use std::path::Path;
 
+use serde_json::Value;
+
 use super::Analysis;
+
+fn text(v: &Value) -> &str {
+    v.as_str().unwrap_or("?")
+}
 
 /// The most lines the answer prints.
 pub const MAX_LINES: usize = 15;
@@ -56,6 +62,22 @@ pub fn lines(a: &Analysis, out: &Path) -> Vec<String> {
         ));
     }
     let mut tail = vec![];
+    // `--baseline`: how many figures changed, and which.
+    if let Some(figs) = j["baseline"]["figures"].as_array() {
+        let verdict = |f: &Value| f["verdict"].as_str().unwrap_or("").to_string();
+        let changed: Vec<String> = figs
+            .iter()
+            .filter(|f| verdict(f) == "changed")
+            .map(|f| format!("{} {}", text(&f["arm"]), text(&f["figure"])))
+            .collect();
+        let noise = figs.iter().filter(|f| verdict(f) == "within noise").count();
+        let unknown = figs.len() - changed.len() - noise;
+        tail.push(format!(
+            "Against the baseline: {} changed{}, {noise} within noise, {unknown} without a noise test (one run a side or not measured).",
+            changed.len(),
+            if changed.is_empty() { String::new() } else { format!(" ({})", changed.join(", ")) }
+        ));
+    }
     if let Some(t) = j["ladder"]["recommendation"]["text"].as_str() {
         let t = plain(t);
         tail.push(if t.starts_with("Recommendation") {
