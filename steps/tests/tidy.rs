@@ -497,10 +497,7 @@ fn every_variable_is_declared_in_env_rs() {
                 .collect();
             // "HOTLAB_" alone is the prefix, named in prose.
             if name.len() > "HOTLAB_".len() && !declared.contains(&name) {
-                undeclared.insert(format!(
-                    "{name} ({})",
-                    f.strip_prefix(root()).unwrap().display()
-                ));
+                undeclared.insert(format!("{name} ({})", rel(f)));
             }
         }
     }
@@ -508,6 +505,11 @@ fn every_variable_is_declared_in_env_rs() {
         undeclared.is_empty(),
         "variables not declared in steps/src/env.rs: {undeclared:?}; declare each there with a doc comment, then `HOTLAB_BLESS=1 cargo test -p steps --test tidy env_table_is_generated`"
     );
+}
+
+/// A file of the repository as its path from the root.
+fn rel(f: &Path) -> String {
+    f.strip_prefix(root()).unwrap().display().to_string()
 }
 
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -575,10 +577,7 @@ fn paths_in_the_docs_exist() {
                     || p.starts_with("data/runs/")
                     || run_dirs.iter().any(|d| d.join(p).exists());
                 if !exists {
-                    missing.push(format!(
-                        "{}: `{p}`",
-                        f.strip_prefix(root()).unwrap().display()
-                    ));
+                    missing.push(format!("{}: `{p}`", rel(f)));
                 }
             }
         }

@@ -841,16 +841,7 @@ fn history_and_baseline_input_is_checked() {
     let golden = steps::ctx::project_root().join("steps/tests/data/spv-ci");
     let sweep = runs.join("spv/20261202-133150-golden");
     for arm in ["ff100", "ff50"] {
-        let (from, to) = (golden.join(arm), sweep.join(arm));
-        std::fs::create_dir_all(to.join("snapshots")).unwrap();
-        for f in [
-            "meta.json",
-            "workload.json",
-            "snapshots/tables.csv",
-            "snapshots/database.csv",
-        ] {
-            std::fs::copy(from.join(f), to.join(f)).unwrap();
-        }
+        copy_run(&golden.join(arm), &sweep.join(arm));
     }
     let out = xtask(&env, &["history"]);
     fails(&out, &["--rebuild-index"]);
@@ -905,15 +896,7 @@ fn history_and_baseline_input_is_checked() {
         &["--baseline /nonexistent/hotlab does not exist"],
     );
     let other = ctx.data_dir.join("other");
-    std::fs::create_dir_all(other.join("snapshots")).unwrap();
-    for f in [
-        "meta.json",
-        "workload.json",
-        "snapshots/tables.csv",
-        "snapshots/database.csv",
-    ] {
-        std::fs::copy(golden.join("ff100").join(f), other.join(f)).unwrap();
-    }
+    copy_run(&golden.join("ff100"), &other);
     let meta = other.join("meta.json");
     let text = std::fs::read_to_string(&meta)
         .unwrap()
@@ -927,4 +910,17 @@ fn history_and_baseline_input_is_checked() {
         &["no run of study spv", "history"],
     );
     std::fs::remove_dir_all(&ctx.data_dir).ok();
+}
+
+/// The files `analyze` reads of a run directory, copied from `from` into `to`.
+fn copy_run(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to.join("snapshots")).unwrap();
+    for f in [
+        "meta.json",
+        "workload.json",
+        "snapshots/tables.csv",
+        "snapshots/database.csv",
+    ] {
+        std::fs::copy(from.join(f), to.join(f)).unwrap();
+    }
 }

@@ -49,12 +49,8 @@ impl ArmStats {
             col("value").max().alias("max"),
         ])
         .collect()?;
-        let text = |c: &str| -> Result<StringChunked> {
-            Ok(df.column(c)?.as_materialized_series().str()?.clone())
-        };
-        let number = |c: &str| -> Result<Float64Chunked> {
-            Ok(df.column(c)?.as_materialized_series().f64()?.clone())
-        };
+        let text = |c: &str| super::load::text(&df, c);
+        let number = |c: &str| super::load::number(&df, c);
         let (arms_c, figures_c) = (text("arm")?, text("figure")?);
         let (n, mean, min, max) = (
             number("n")?,

@@ -420,11 +420,13 @@ fn is_additive() -> Expr {
         .unwrap_or(lit(false))
 }
 
-fn text(df: &DataFrame, c: &str) -> Result<StringChunked> {
+/// A text column of a collected frame.
+pub(super) fn text(df: &DataFrame, c: &str) -> Result<StringChunked> {
     Ok(df.column(c)?.as_materialized_series().str()?.clone())
 }
 
-fn number(df: &DataFrame, c: &str) -> Result<Float64Chunked> {
+/// A float column of a collected frame.
+pub(super) fn number(df: &DataFrame, c: &str) -> Result<Float64Chunked> {
     Ok(df.column(c)?.as_materialized_series().f64()?.clone())
 }
 

@@ -54,13 +54,9 @@ pub fn join(
         .collect();
     let columns = names
         .iter()
-        .map(|n| Ok(joined.column(n)?.as_materialized_series().str()?.clone()))
+        .map(|n| super::load::text(&joined, n))
         .collect::<Result<Vec<StringChunked>>>()?;
-    let ours = joined
-        .column("__ours")?
-        .as_materialized_series()
-        .str()?
-        .clone();
+    let ours = super::load::text(&joined, "__ours")?;
     let mut out: HashMap<String, Row> = HashMap::new();
     for i in 0..joined.height() {
         let Some(o) = ours.get(i) else { continue };

@@ -237,7 +237,7 @@ pub fn html(a: &Analysis, out: &Path) -> String {
             })
             .unwrap_or_else(|| "–".into());
         s.push_str(&kv_table(&[
-            ("server".into(), version_of(m)),
+            ("server".into(), text(&m["server"]["version"])),
             ("backend".into(), text(&m["server"]["backend"])),
             ("host".into(), host_line(&m["host"])),
             ("hotlab".into(), text(&m["hotlab"]["git"])),
@@ -298,10 +298,6 @@ pub fn html(a: &Analysis, out: &Path) -> String {
     s.push_str(SORT_JS);
     s.push_str("</body></html>\n");
     s
-}
-
-fn version_of(m: &Value) -> String {
-    text(&m["server"]["version"])
 }
 
 /// A vertical bar chart, one bar per label, as standalone SVG.
