@@ -607,7 +607,6 @@ fn run_tprocc(ctx: &Ctx, rd: &RunDir, plan: &ArmPlan, db: &str, size: &TproccSiz
     let server = Server::ensure(ctx)?;
     tprocc::check_database(&mut server.connect(db)?, db, shape.profile)?;
     let mut sampler = Sampler::new(&server, db, rd)?;
-    let mut csv = CsvAppender::open(&rd.file("workload.csv"), tprocc::driver::WORKLOAD_HEADER)?;
     eprintln!(
         "hotlab: tprocc ({}): {} VUs on {} warehouse(s), ramp-up {} s, measured {} s",
         shape.profile.name(),
@@ -620,7 +619,7 @@ fn run_tprocc(ctx: &Ctx, rd: &RunDir, plan: &ArmPlan, db: &str, size: &TproccSiz
     if !memory_limit.is_null() {
         rd.set_meta("memory_limit", memory_limit.clone())?;
     }
-    let out = tprocc::driver::run(&server, db, &shape, &mut sampler, &mut csv);
+    let out = tprocc::driver::run(&server, db, &shape, &mut sampler, &rd.path);
     if let Some(c) = &limit {
         let (now, peak) = c.usage();
         memory_limit["usage_bytes_end"] = serde_json::json!(now);

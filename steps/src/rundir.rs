@@ -311,7 +311,11 @@ impl RunDir {
                 .into_owned();
             let run_output = matches!(
                 name.as_str(),
-                "workload.csv" | "workload.json" | "check.json" | "workload.pgbench"
+                "workload.csv"
+                    | "samples.csv"
+                    | "workload.json"
+                    | "check.json"
+                    | "workload.pgbench"
             ) || name.starts_with("pgbench_log");
             if run_output {
                 fs::rename(&p, to.join(&name))?;

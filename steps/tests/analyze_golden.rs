@@ -264,7 +264,7 @@ fn tprocc_repeated_comparison_matches_golden() {
         })
         .sum();
     assert_eq!(lat[0]["count"].as_u64(), Some(runs_count));
-    assert!(a.charts.iter().any(|(n, _)| n == "latency.svg"));
+    assert!(a.charts.iter().any(|(n, _)| n == "latency_new_order.svg"));
     // What the VUs' backends waited on: every sample slot is accounted for, once.
     for w in a.json["wait_events"].as_array().unwrap() {
         let shares = w["share_pct"].as_object().unwrap();

@@ -139,6 +139,32 @@ fn hammerdb_profile_one_warehouse() {
     assert_eq!(w["transactions"]["payment"]["errors"], 0);
     assert_eq!(read_json(&dir.join("check.json")).unwrap()["ok"], true);
 
+    // samples.csv: a row per transaction type about every second, whatever the snapshot
+    // interval, and its measured rows add up to the run's committed transactions per type.
+    let samples =
+        steps::io::csv_maps(&std::fs::read_to_string(dir.join("samples.csv")).unwrap()).unwrap();
+    let measured: Vec<_> = samples
+        .iter()
+        .filter(|m| m["phase"] == "measured")
+        .collect();
+    let secs = w["duration_s"].as_f64().unwrap();
+    let new_orders = measured.iter().filter(|m| m["txn"] == "new_order").count() as f64;
+    assert!(new_orders >= secs - 1.0, "{new_orders} samples in {secs} s");
+    for (t, v) in w["transactions"].as_object().unwrap() {
+        let sum: u64 = measured
+            .iter()
+            .filter(|m| m["txn"] == *t)
+            .map(|m| m["count"].parse::<u64>().unwrap())
+            .sum();
+        assert_eq!(sum, v["count"].as_u64().unwrap(), "{t}");
+        let rollbacks: u64 = measured
+            .iter()
+            .filter(|m| m["txn"] == *t)
+            .map(|m| m["rollbacks"].parse::<u64>().unwrap())
+            .sum();
+        assert_eq!(rollbacks, v["rollbacks"].as_u64().unwrap(), "{t}");
+    }
+
     // HOT at fillfactor 100: order_line moves to new pages, warehouse and district stay HOT.
     let a = analyze::analyze_dirs(std::slice::from_ref(&dir), false).unwrap();
     let t = &a.json["runs"][0]["tables"];

@@ -162,6 +162,23 @@ impl ArmRun {
         self.plan.run.clone()
     }
 
+    /// One column of the run's workload.csv by its `t_s`: (t, value, in the measured window; a
+    /// file without a phase column is all measured).
+    pub fn workload_column(&self, column: &str) -> Vec<(f64, f64, bool)> {
+        let text = std::fs::read_to_string(self.dir.join("workload.csv")).unwrap_or_default();
+        csv_maps(&text)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|m| {
+                Some((
+                    m.get("t_s")?.parse().ok()?,
+                    m.get(column)?.parse().ok()?,
+                    m.get("phase").is_none_or(|p| p == "measured"),
+                ))
+            })
+            .collect()
+    }
+
     /// The share (%) of the table's pages holding a row the scripts hit, at `phase` (start: the
     /// first record, after the build; end: the last, after the run), and the hit rows' count.
     pub fn hot_pages_pct(&self, phase: &str) -> Option<f64> {

@@ -469,9 +469,9 @@ fn complete_by_arm(runs: &[ArmRun]) -> Vec<(String, Vec<&ArmRun>)> {
 }
 
 /// Latency per arm and transaction: p50/p95/p99/max of the merged histograms of its complete
-/// runs (older workload.json files without histograms give "–"), and the percentile chart of
-/// New-Order per arm.
-pub fn latency(runs: &[ArmRun]) -> (String, Value, Option<(String, String)>) {
+/// runs (older workload.json files without histograms give "–"), and per transaction type a
+/// chart of its percentiles per arm on a logarithmic axis.
+pub fn latency(runs: &[ArmRun]) -> (String, Value, Vec<(String, String)>) {
     let per_arm: Vec<(String, BTreeMap<&str, Histogram<u64>>)> = complete_by_arm(runs)
         .into_iter()
         .map(|(arm, rs)| {
@@ -488,7 +488,7 @@ pub fn latency(runs: &[ArmRun]) -> (String, Value, Option<(String, String)>) {
         })
         .collect();
     if per_arm.iter().all(|(_, h)| h.is_empty()) {
-        return (String::new(), Value::Null, None);
+        return (String::new(), Value::Null, vec![]);
     }
     let ms = |h: &Histogram<u64>, q: f64| h.value_at_quantile(q) as f64 / 1000.0;
     let mut rows = vec![];
@@ -528,26 +528,28 @@ pub fn latency(runs: &[ArmRun]) -> (String, Value, Option<(String, String)>) {
         &rows,
     ));
     md.push_str("\nMeasured window, client side, from each arm's complete runs merged into one HdrHistogram per transaction (percentiles are never averaged).\n\n");
-    let qs = [50.0, 75.0, 90.0, 95.0, 99.0, 99.9];
-    let lines: Vec<charts::Line> = per_arm
-        .iter()
-        .filter_map(|(arm, hs)| {
-            let h = hs.get("new_order").filter(|h| !h.is_empty())?;
-            Some((
-                arm.clone(),
-                qs.iter().map(|q| (*q, ms(h, q / 100.0))).collect(),
-            ))
-        })
-        .collect();
-    let chart = charts::line_chart(
-        "New-Order latency by percentile (merged over each arm's runs)",
-        "percentile",
-        "ms",
-        &lines,
-    )
-    .ok()
-    .map(|svg| ("latency.svg".to_string(), svg));
-    (md, json!(js), chart)
+    let qs = [50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.99];
+    let mut charts = vec![];
+    for t in TXNS {
+        let lines: Vec<charts::Line> = per_arm
+            .iter()
+            .filter_map(|(arm, hs)| {
+                let h = hs.get(t).filter(|h| !h.is_empty())?;
+                Some((
+                    arm.clone(),
+                    qs.iter().map(|q| (*q, ms(h, q / 100.0))).collect(),
+                ))
+            })
+            .collect();
+        if lines.is_empty() {
+            continue;
+        }
+        let title = format!("{t} latency by percentile (each arm's runs merged)");
+        if let Ok(svg) = charts::percentile_chart(&title, &lines) {
+            charts.push((format!("latency_{t}.svg"), svg));
+        }
+    }
+    (md, json!(js), charts)
 }
 
 /// What the VUs' backends were doing over the measured window, per arm (the share of samples ×

@@ -149,6 +149,7 @@ const RUN_FILES: &[&str] = &[
     "fillfactor.json",
     "workload.json",
     "workload.csv",
+    "samples.csv",
     "reset.jsonl",
     "vacuum.csv",
     "hot_rows.csv",
@@ -174,7 +175,7 @@ body{font-family:sans-serif;margin:2em;max-width:1300px;line-height:1.4}\
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}\
 td.num{text-align:right;font-variant-numeric:tabular-nums}th{background:#eee}table.sortable th{cursor:pointer}\
 table.kv th{text-align:left;font-weight:normal;color:#444}strong{color:#b00}\
-.charts{display:flex;flex-wrap:wrap;gap:1em}nav ul{columns:2}\
+.charts{display:flex;flex-wrap:wrap;gap:1em}figure{margin:0}nav ul{columns:2}\
 pre{background:#f6f6f6;padding:.5em;overflow-x:auto;font-size:85%}</style>\n";
 
 /// report.html of an analysis written into `out`.

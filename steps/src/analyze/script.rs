@@ -12,7 +12,6 @@ use super::arms::{figure, ArmStats};
 use super::load::ArmRun;
 use super::mechanism::add;
 use super::{by_arm, bytes, charts, md_table, num, pct};
-use crate::io::csv_maps;
 use crate::stats::Stats;
 
 /// One run's figures for the updated table `t`.
@@ -160,7 +159,8 @@ pub fn row(r: &ArmRun, t: &str) -> Row {
 /// TPS of the measured window's last third against its first third, in %, from the per-second
 /// log (workload.csv): whether throughput was still rising when the window ended.
 fn tps_rise(r: &ArmRun) -> Option<f64> {
-    let v: Vec<f64> = per_second(r)
+    let v: Vec<f64> = r
+        .workload_column("tps")
         .into_iter()
         .filter(|(_, _, measured)| *measured)
         .map(|(_, tps, _)| tps)
@@ -228,25 +228,23 @@ fn buffers_at(r: &ArmRun, at: Moment) -> impl Fn(&str, &str) -> Option<f64> + '_
     }
 }
 
-/// workload.csv of a run: (seconds since pgbench started, TPS, in the measured window) per second.
-fn per_second(r: &ArmRun) -> Vec<(f64, f64, bool)> {
-    let text = std::fs::read_to_string(r.dir.join("workload.csv")).unwrap_or_default();
-    csv_maps(&text)
-        .unwrap_or_default()
-        .iter()
-        .filter_map(|m| {
-            Some((
-                m.get("t_s")?.parse().ok()?,
-                m.get("tps")?.parse().ok()?,
-                m.get("phase").map(String::as_str) == Some("measured"),
-            ))
-        })
+/// Per-second TPS of a run from its workload.csv (seconds since pgbench started).
+pub fn tps_series(r: &ArmRun) -> Vec<(f64, f64)> {
+    r.workload_column("tps")
+        .into_iter()
+        .map(|(t, v, _)| (t, v))
         .collect()
 }
 
-/// Per-second TPS of a run from its workload.csv (seconds since pgbench started).
-pub fn tps_series(r: &ArmRun) -> Vec<(f64, f64)> {
-    per_second(r).into_iter().map(|(t, v, _)| (t, v)).collect()
+/// Per-second p95 latency (ms) of a run, for the seconds that finished a transaction.
+fn p95_series(r: &ArmRun) -> Vec<(f64, f64)> {
+    let tps = r.workload_column("tps");
+    r.workload_column("latency_p95_ms")
+        .into_iter()
+        .zip(tps)
+        .filter(|(_, (_, n, _))| *n > 0.0)
+        .map(|((t, v, _), _)| (t, v))
+        .collect()
 }
 
 pub type Getter = fn(&Row) -> Option<f64>;
@@ -481,15 +479,19 @@ fn regime(rows: &[Row], article: bool) -> (String, Value) {
 
 fn charts_of(runs: &[&ArmRun], t: &str) -> anyhow::Result<Vec<(String, String)>> {
     let x = "seconds into the measured window";
-    let mut tps = vec![];
-    let mut bufs = vec![];
-    let mut dirty = vec![];
-    let mut hot = vec![];
-    let mut dead = vec![];
-    let mut pk = vec![];
+    let started = "seconds since pgbench started";
+    let mib = |s: Vec<(f64, f64)>| {
+        charts::pages_to_bytes(s)
+            .into_iter()
+            .map(|(t, v)| (t, v / 1048576.0))
+            .collect::<Vec<_>>()
+    };
+    let (mut tps, mut p95, mut bufs, mut dirty, mut hot, mut dead, mut pk) =
+        (vec![], vec![], vec![], vec![], vec![], vec![], vec![]);
     for r in runs {
-        let name = r.name();
-        tps.push((name.clone(), tps_series(r)));
+        let arm = r.arm();
+        tps.push((arm.clone(), tps_series(r)));
+        p95.push((arm.clone(), p95_series(r)));
         let rels: Vec<String> = std::iter::once(t.to_string())
             .chain(indexes_of(r, t).into_iter().map(str::to_string))
             .collect();
@@ -501,37 +503,54 @@ fn charts_of(runs: &[&ArmRun], t: &str) -> anyhow::Result<Vec<(String, String)>>
                 .collect();
             charts::sum_series(&s)
         };
-        bufs.push((name.clone(), sum_of("buffers")));
-        dirty.push((name.clone(), sum_of("dirty")));
+        bufs.push((arm.clone(), mib(sum_of("buffers"))));
+        dirty.push((arm.clone(), mib(sum_of("dirty"))));
         hot.push((
-            name.clone(),
+            arm.clone(),
             charts::hot_per_interval(
                 r.table_series(t, "n_tup_upd"),
                 r.table_series(t, "n_tup_hot_upd"),
             ),
         ));
-        dead.push((name.clone(), r.table_series(t, "n_dead_tup").to_vec()));
+        dead.push((arm.clone(), r.table_series(t, "n_dead_tup").to_vec()));
         pk.push((
-            name,
+            arm,
             charts::per_interval(r.table_series(&format!("{t}_pkey"), "idx_blks_hit"), 1.0),
         ));
     }
-    Ok(vec![
+    let qs = [50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.99];
+    let percentiles: Vec<charts::Line> =
+        super::by_arm(runs, |r| r.arm(), |r| r.status() == "complete")
+            .into_iter()
+            .filter_map(|(arm, rs)| {
+                let mut h = crate::stats::new_histogram();
+                for r in rs {
+                    crate::stats::add_buckets(&mut h, &r.workload["hist_us"]);
+                }
+                let ms = |q: f64| h.value_at_quantile(q / 100.0) as f64 / 1000.0;
+                (!h.is_empty()).then(|| (arm, qs.iter().map(|q| (*q, ms(*q))).collect()))
+            })
+            .collect();
+    let mut out = vec![
         (
             "tps.svg".into(),
             charts::line_chart(
-                "Transactions per second (every arm)",
-                "seconds since pgbench started",
-                "TPS",
+                "Transactions per second (1-s resolution)",
+                started,
+                "transactions/s",
                 &tps,
             )?,
         ),
         (
+            "latency_p95.svg".into(),
+            charts::line_chart("p95 latency per second", started, "p95 latency, ms", &p95)?,
+        ),
+        (
             "buffers.svg".into(),
             charts::line_chart(
-                &format!("Shared buffers of {t} and its indexes"),
+                &format!("Shared buffers holding {t} and its indexes"),
                 x,
-                "buffers",
+                "MiB in shared_buffers",
                 &bufs,
             )?,
         ),
@@ -540,33 +559,48 @@ fn charts_of(runs: &[&ArmRun], t: &str) -> anyhow::Result<Vec<(String, String)>>
             charts::line_chart(
                 &format!("Dirty buffers of {t} and its indexes"),
                 x,
-                "dirty buffers",
+                "MiB dirty in shared_buffers",
                 &dirty,
             )?,
         ),
         (
             "hot_per_interval.svg".into(),
             charts::line_chart(
-                &format!("HOT % of {t} updates per interval"),
+                &format!("HOT % of {t} updates per snapshot interval"),
                 x,
-                "HOT %",
+                "HOT updates, % of updates",
                 &hot,
             )?,
         ),
         (
             "dead_tuples.svg".into(),
-            charts::line_chart(&format!("Dead tuples ({t})"), x, "n_dead_tup", &dead)?,
+            charts::line_chart(
+                &format!("Dead tuples ({t})"),
+                x,
+                "dead tuples (n_dead_tup)",
+                &dead,
+            )?,
         ),
         (
             "pk_index_hits.svg".into(),
             charts::line_chart(
                 &format!("{t}_pkey buffer hits per second"),
                 x,
-                "idx_blks_hit/s",
+                "idx_blks_hit per second",
                 &pk,
             )?,
         ),
-    ])
+    ];
+    if !percentiles.is_empty() {
+        out.push((
+            "latency_percentiles.svg".into(),
+            charts::percentile_chart(
+                "Latency by percentile (each arm's runs merged)",
+                &percentiles,
+            )?,
+        ));
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -212,16 +212,36 @@ pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
             ),
         ),
     ];
-    let per_s =
-        |r: &ArmRun| super::charts::per_interval(r.source_series("database", "xact_commit"), 1.0);
+    let per_s = |r: &ArmRun| per_second(r, "tps");
     let mut charts = charts;
     charts.extend(super::charts::standard(
         runs,
         &[TABLE],
         TABLE,
-        ("commits/s", &per_s),
+        ("statements/s, 1-s resolution", &per_s),
     )?);
+    let latency: Vec<super::charts::Line> = runs
+        .iter()
+        .map(|r| (r.arm(), per_second(r, "latency_avg_ms")))
+        .collect();
+    charts.push((
+        "latency_avg.svg".into(),
+        super::charts::line_chart(
+            "Mean latency per second (pgbench's aggregate log keeps no percentiles)",
+            "seconds since pgbench started",
+            "mean latency, ms",
+            &latency,
+        )?,
+    ));
     Ok((md, json, charts))
+}
+
+/// One column of a run's workload.csv (pgbench's 1-s aggregate log), by second since its start.
+fn per_second(r: &ArmRun, column: &str) -> Vec<(f64, f64)> {
+    r.workload_column(column)
+        .into_iter()
+        .map(|(t, v, _)| (t, v))
+        .collect()
 }
 
 /// Study 003's table: one row per run, fillfactor 100 first.

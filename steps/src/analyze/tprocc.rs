@@ -251,11 +251,76 @@ pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
     md.push_str(&newpage_at_ff100(&c));
     md.push_str(&bloat_curve(&c));
     out["runs"] = runs_json(&c);
-    let nopm_per_interval =
-        |r: &ArmRun| charts::per_interval(r.source_series("tprocc", "d_next_o_id_sum"), 60.0);
-    let mut charts = charts::standard(runs, TABLES, "order_line", ("NOPM", &nopm_per_interval))?;
+    let mut charts = if runs.iter().all(|r| r.dir.join("samples.csv").exists()) {
+        let nopm = |r: &ArmRun| new_order_per_second(r).0;
+        let mut c = charts::standard(
+            runs,
+            TABLES,
+            "order_line",
+            ("NOPM (client New-Orders × 60, 1-s resolution)", &nopm),
+        )?;
+        let p95: Vec<charts::Line> = runs
+            .iter()
+            .map(|r| (r.arm(), new_order_per_second(r).1))
+            .collect();
+        c.push((
+            "latency_p95.svg".into(),
+            charts::line_chart(
+                "New-Order p95 latency per second",
+                "seconds into the measured window",
+                "p95 latency, ms",
+                &p95,
+            )?,
+        ));
+        c
+    } else {
+        // Runs from before samples.csv: the snapshot interval's resolution.
+        let nopm =
+            |r: &ArmRun| charts::per_interval(r.source_series("tprocc", "d_next_o_id_sum"), 60.0);
+        charts::standard(
+            runs,
+            TABLES,
+            "order_line",
+            ("NOPM per snapshot interval", &nopm),
+        )?
+    };
     charts.extend(lat_chart);
     Ok((md, out, charts))
+}
+
+/// (x, y) points of a chart line.
+type Series = Vec<(f64, f64)>;
+
+/// New-Order from a run's samples.csv over the measured window, in seconds into it: the
+/// committed New-Orders per minute of each second (a row under half a second, cut short by a
+/// snapshot, is folded into the next) and each second's p95 latency in ms.
+fn new_order_per_second(r: &ArmRun) -> (Series, Series) {
+    let text = std::fs::read_to_string(r.dir.join("samples.csv")).unwrap_or_default();
+    let rows = crate::io::csv_maps(&text).unwrap_or_default();
+    let f = |m: &std::collections::BTreeMap<String, String>, k: &str| -> f64 {
+        m.get(k).and_then(|v| v.parse().ok()).unwrap_or(0.0)
+    };
+    let (mut nopm, mut p95) = (vec![], vec![]);
+    let (mut m0, mut since, mut acc) = (0.0, 0.0, 0.0);
+    for m in rows
+        .iter()
+        .filter(|m| m.get("txn").map(String::as_str) == Some("new_order"))
+    {
+        let t = f(m, "t_s");
+        if m.get("phase").map(String::as_str) != Some("measured") {
+            (m0, since) = (t, t);
+            continue;
+        }
+        acc += f(m, "count");
+        if f(m, "count") > 0.0 {
+            p95.push((t - m0, f(m, "p95_ms")));
+        }
+        if t - since >= 0.5 {
+            nopm.push((t - m0, acc * 60.0 / (t - since)));
+            (since, acc) = (t, 0.0);
+        }
+    }
+    (nopm, p95)
 }
 
 /// The throughput of every run: NOPM, TPM and their ratio.

@@ -8,7 +8,7 @@ use serde_json::json;
 use super::runner::{out_dir, Runner};
 use super::{cpu_seconds, figures, libpq_env, Load};
 use crate::ctx::Ctx;
-use crate::io::{write_json_atomic, CsvAppender};
+use crate::io::write_json_atomic;
 use crate::rundir::RunDir;
 use crate::server::Server;
 use crate::snapshot::Sampler;
@@ -184,7 +184,6 @@ pub fn driver_run(
     };
     std::fs::create_dir_all(rd.file("snapshots"))?;
     let mut sampler = Sampler::new(server, "hotlab_bench_driver", &rd)?;
-    let mut csv = CsvAppender::open(&rd.file("workload.csv"), tprocc::driver::WORKLOAD_HEADER)?;
-    let out = tprocc::driver::run(server, "hotlab_bench_driver", shape, &mut sampler, &mut csv)?;
+    let out = tprocc::driver::run(server, "hotlab_bench_driver", shape, &mut sampler, &rd.path)?;
     Ok((out, sampler.taken_ms.clone()))
 }

@@ -3,8 +3,10 @@
 //! statistics snapshots every `snapshot_every_s` (tagged rampup, then measured) and computes
 //! NOPM and TPM exactly as HammerDB does: Δsum(d_next_o_id) and Δsum(xact_commit +
 //! xact_rollback) of pg_stat_database (the whole cluster) per minute over the measured window.
-//! Client-side counts, errors and latency percentiles per transaction type go to workload.csv
-//! per interval and to workload.json in total.
+//! Client-side counts, errors and latency percentiles per transaction type go to samples.csv
+//! every second (BenchBase's samples.csv, independent of the snapshot interval), to workload.csv
+//! per snapshot interval and to workload.json in total: each second's counts are drained from
+//! the VUs once, so the three add up exactly.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -43,6 +45,8 @@ pub const WORKLOAD_HEADER: &[&str] = &[
     "p99_ms",
     "max_ms",
 ];
+/// How often samples.csv gets a row per transaction type.
+const SAMPLE_EVERY: Duration = Duration::from_secs(1);
 /// C of C_LAST's NURand at run time: HammerDB uses the load value; the spec needs a different one.
 const C_LAST_RUN_SPEC: i64 = 223;
 const C_ID_RUN_SPEC: i64 = 259;
@@ -404,13 +408,87 @@ impl Waits {
     }
 }
 
-/// Runs the workload; returns workload.json's content.
+/// What the VUs finished, drained from them every second into samples.csv and summed into the
+/// snapshot interval (workload.csv) and the phase's totals (workload.json).
+struct Collector {
+    vus: Vec<Arc<Mutex<Stats>>>,
+    interval: Stats,
+    /// (ramp-up, measured window)
+    totals: (Stats, Stats),
+    samples: CsvAppender,
+    workload: CsvAppender,
+    start: Instant,
+    next_second: Instant,
+    errors: u64,
+}
+
+impl Collector {
+    /// The second's counts from every VU, as rows of samples.csv, added to the interval.
+    fn second(&mut self, phase: &str) -> Result<()> {
+        let mut sec = new_stats();
+        for s in &self.vus {
+            let mut g = s.lock().unwrap();
+            for i in 0..5 {
+                sec[i].add(&g[i]);
+            }
+            *g = new_stats();
+        }
+        let t = self.start.elapsed().as_secs_f64();
+        for i in 0..5 {
+            self.samples.row(&sec[i].row(t, phase, TXNS[i]))?;
+            self.interval[i].add(&sec[i]);
+            self.errors += sec[i].errors;
+        }
+        self.next_second = Instant::now() + SAMPLE_EVERY;
+        Ok(())
+    }
+
+    /// A row of samples.csv when a second has passed.
+    fn tick(&mut self, phase: &str) -> Result<()> {
+        if Instant::now() >= self.next_second {
+            self.second(phase)?;
+        }
+        Ok(())
+    }
+
+    /// Closes a snapshot interval: the counts up to now as rows of workload.csv, added to the
+    /// phase's totals.
+    fn interval(&mut self, phase: &str) -> Result<()> {
+        self.second(phase)?;
+        let t = self.start.elapsed().as_secs_f64();
+        let into = if phase == "rampup" {
+            &mut self.totals.0
+        } else {
+            &mut self.totals.1
+        };
+        for i in 0..5 {
+            self.workload
+                .row(&self.interval[i].row(t, phase, TXNS[i]))?;
+            into[i].add(&self.interval[i]);
+        }
+        self.interval = new_stats();
+        Ok(())
+    }
+
+    /// Errors counted so far plus those still in the VUs' current second.
+    fn errors_so_far(&self) -> u64 {
+        let pending: u64 = self
+            .vus
+            .iter()
+            .map(|s| s.lock().unwrap().iter().map(|t| t.errors).sum::<u64>())
+            .sum();
+        self.errors + pending
+    }
+}
+
+/// Runs the workload, writing samples.csv and workload.csv into `dir`; returns workload.json's
+/// content.
 pub fn run(
     server: &Server,
     db: &str,
     shape: &Shape,
     sampler: &mut Sampler,
-    csv: &mut CsvAppender,
+    dir: &std::path::Path,
 ) -> Result<Outcome> {
     let mut monitor = server.connect(db)?;
     monitor.batch_execute("SET application_name = 'hotlab monitor'")?;
@@ -444,52 +522,33 @@ pub fn run(
     let rampup = Duration::from_secs_f64(shape.rampup_s);
     let window = Duration::from_secs_f64(shape.duration_s);
     let start = Instant::now();
-    let mut totals = (new_stats(), new_stats());
-    let collect =
-        |phase: &str, t: f64, totals: &mut (Stats, Stats), csv: &mut CsvAppender| -> Result<u64> {
-            let mut interval = new_stats();
-            for (s, _) in &vus {
-                let mut g = s.lock().unwrap();
-                for i in 0..5 {
-                    interval[i].add(&g[i]);
-                }
-                *g = new_stats();
-            }
-            let into = if phase == "rampup" {
-                &mut totals.0
-            } else {
-                &mut totals.1
-            };
-            let mut errors = 0;
-            for i in 0..5 {
-                csv.row(&interval[i].row(t, phase, TXNS[i]))?;
-                into[i].add(&interval[i]);
-                errors += interval[i].errors;
-            }
-            Ok(errors)
-        };
+    let mut c = Collector {
+        vus: vus.iter().map(|(s, _)| s.clone()).collect(),
+        interval: new_stats(),
+        totals: (new_stats(), new_stats()),
+        samples: CsvAppender::open(&dir.join("samples.csv"), WORKLOAD_HEADER)?,
+        workload: CsvAppender::open(&dir.join("workload.csv"), WORKLOAD_HEADER)?,
+        start,
+        next_second: start + SAMPLE_EVERY,
+        errors: 0,
+    };
     // A progress line every PROGRESS, whatever the snapshot interval: elapsed, phase, NOPM over
     // the last progress interval, client errors so far.
     let mut progress = Progress::new(&mut monitor)?;
-    let errors_so_far = |vus: &Vec<(Arc<Mutex<Stats>>, _)>| -> u64 {
-        vus.iter()
-            .map(|(s, _)| s.lock().unwrap().iter().map(|t| t.errors).sum::<u64>())
-            .sum()
-    };
-    let mut errors = 0;
     // Ramp-up: counted apart, sampled as rampup.
     let mut next = start + every.min(rampup.max(Duration::from_millis(1)));
     while start.elapsed() < rampup && !interrupted() {
         if Instant::now() >= next {
             sampler.take("rampup")?;
-            errors += collect("rampup", start.elapsed().as_secs_f64(), &mut totals, csv)?;
+            c.interval("rampup")?;
             next += every;
         }
-        progress.tick(&mut monitor, start, "rampup", errors + errors_so_far(&vus))?;
+        c.tick("rampup")?;
+        progress.tick(&mut monitor, start, "rampup", c.errors_so_far())?;
         std::thread::sleep(Duration::from_millis(20));
     }
     if rampup > Duration::ZERO {
-        errors += collect("rampup", start.elapsed().as_secs_f64(), &mut totals, csv)?;
+        c.interval("rampup")?;
     }
     // The measured window: HammerDB's start sample, then samples every interval, then its end.
     sampler.take("measured")?;
@@ -502,22 +561,19 @@ pub fn run(
         let now = Instant::now();
         if now >= next && now < m0 + window {
             sampler.take("measured")?;
-            errors += collect("measured", start.elapsed().as_secs_f64(), &mut totals, csv)?;
+            c.interval("measured")?;
             next += every;
         }
-        progress.tick(
-            &mut monitor,
-            start,
-            "measured",
-            errors + errors_so_far(&vus),
-        )?;
+        c.tick("measured")?;
+        progress.tick(&mut monitor, start, "measured", c.errors_so_far())?;
         std::thread::sleep(Duration::from_millis(20));
     }
     let (nopm1, trans1) = monitor_sample(&mut monitor)?;
     let measured_s = m0.elapsed().as_secs_f64();
     sampler.take("measured")?;
     stop.store(true, Ordering::SeqCst);
-    collect("measured", start.elapsed().as_secs_f64(), &mut totals, csv)?;
+    c.interval("measured")?;
+    let totals = c.totals;
     let mut vu_errors = vec![];
     let mut vu_cpu = 0.0;
     for (_, h) in vus {
