@@ -54,6 +54,8 @@ pub const COMPOSE_PORT: &str = "HOTLAB_COMPOSE_PORT";
 /// Tests only: `1` rewrites a checked-in generated file (the JSON Schema, this table) instead of
 /// failing when it is stale.
 pub const BLESS: &str = "HOTLAB_BLESS";
+/// Tests only: `1` makes the tidy layer test print the module import graph.
+pub const PRINT_IMPORTS: &str = "HOTLAB_PRINT_IMPORTS";
 /// Connection string of an external server. libpq's own variables (`PGHOST`, `PGSSLMODE`, …,
 /// `PGSERVICEFILE`) are read where libpq's rules are kept: `steps/src/server/conn.rs`.
 pub const DATABASE_URL: &str = "DATABASE_URL";

@@ -1,8 +1,32 @@
 //! Interruption: SIGINT/SIGTERM set one flag; long steps poll it, stop, keep what they sampled,
-//! and mark the run interrupted. Child processes started through `crate::proc` are killed on it.
-//! A leaf: imports nothing from the crate.
+//! and mark the run interrupted. Child processes started through `crate::proc` are killed on it,
+//! and a step blocked in a query is woken by `run_handlers` (each connection registers its
+//! cancel). Nothing here exits the process: the error unwinds through every `Drop`, and only the
+//! binary maps it to exit code 130. A leaf: imports nothing from the crate.
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+type Handler = Box<dyn Fn() + Send>;
+
+/// What to do when a step is interrupted while blocked (cancel a connection's running query).
+static HANDLERS: Mutex<Vec<Handler>> = Mutex::new(Vec::new());
+
+/// Registers `f` to run when a blocked step is interrupted (`run_handlers`).
+pub fn on_interrupt(f: impl Fn() + Send + 'static) {
+    HANDLERS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(Box::new(f));
+}
+
+/// Runs every registered handler once, and forgets them.
+pub fn run_handlers() {
+    let handlers = std::mem::take(&mut *HANDLERS.lock().unwrap_or_else(|p| p.into_inner()));
+    for h in handlers {
+        h();
+    }
+}
 
 /// Set by SIGINT/SIGTERM: long steps stop, write what they have, and mark the run interrupted.
 pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);

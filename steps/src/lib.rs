@@ -1,15 +1,6 @@
-//! hotlab's steps. Layers, bottom to top (ARCHITECTURE.md has the code map; a tidy test fails on
-//! any import that runs upward or in a loop):
-//! 1. leaves: `env`, `ctx`, `io`, `interrupt`, `proc`, `host`, `stats`, `churn`
-//! 2. the study model: `study` (with `study::size`, `study::scale`)
-//! 3. the run directory: `rundir`
-//! 4. the server: `server` (provisioning, cluster lifecycle, backends)
-//! 5. measurement: `snapshot` (the statistics sampler, and its step)
-//! 6. workloads: `workload`
-//! 7. steps: `init`, `reset_cold`, `build`, `apply_fillfactor`, `run`, `vacuum_timing`, `check`,
-//!    `restore_settings`,
-//!    `analyze`, `history`, `advise`, `bench`
-//! 8. `testing` (support for the integration tests), then the `xtask` binary.
+//! hotlab's steps. The modules form layers; the one list of them is `LAYERS` in
+//! `steps/tests/tidy.rs`, which fails on any import that runs upward or in a loop, and
+//! ARCHITECTURE.md's code map follows its order.
 
 pub mod churn;
 pub mod ctx;
@@ -43,6 +34,7 @@ pub mod restore_settings;
 pub mod run;
 pub mod vacuum_timing;
 
+#[cfg(feature = "testing")]
 pub mod testing;
 
 pub use ctx::Ctx;

@@ -244,8 +244,10 @@ impl RunDir {
 
     /// Runs a step body between step_started and step_finished, under an arm lock the caller
     /// took (`lock`) before it changed anything (`server::lease::cycle_step`). On SIGINT/SIGTERM
-    /// a non-graceful step marks the arm `interrupted` at once, runs `on_abort` and exits (130);
-    /// a graceful one (`run`) watches `interrupted()` itself, stops and keeps what it sampled.
+    /// a non-graceful step marks the arm `interrupted` at once, runs `on_abort` and cancels the
+    /// queries its connections are running (`interrupt::run_handlers`), so the body returns an
+    /// error that unwinds through every `Drop` (the binary exits 130); a graceful one (`run`)
+    /// watches `interrupted()` itself, stops and keeps what it sampled.
     pub fn step_locked<F, A>(
         &self,
         lock: fs::File,
@@ -271,10 +273,11 @@ impl RunDir {
                         let _ = me.step_finished(&step, &why);
                         on_abort();
                         eprintln!(
-                            "error: interrupted: {} marked interrupted during {step}",
+                            "hotlab: interrupted: {} marked interrupted during {step}; stopping",
                             me.path.display()
                         );
-                        std::process::exit(130);
+                        crate::interrupt::run_handlers();
+                        return;
                     }
                     std::thread::sleep(std::time::Duration::from_millis(50));
                 }

@@ -11,6 +11,13 @@ use crate::ctx::{default_home, project_root, Ctx};
 static SERIAL: Mutex<()> = Mutex::new(());
 
 /// Holds the measurement lock for the life of the guard.
+/// Asserts that a command succeeded, showing its stderr when it did not; returns the stderr.
+pub fn succeeds(out: &std::process::Output) -> String {
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{err}");
+    err
+}
+
 pub fn serial() -> MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -95,17 +102,23 @@ pub fn ctx(name: &str) -> Ctx {
 /// The environment that gives a child `cargo xtask` the same context.
 pub fn env_of(ctx: &Ctx) -> Vec<(String, String)> {
     vec![
-        ("HOTLAB_DATA_DIR".into(), ctx.data_dir.display().to_string()),
-        ("HOTLAB_HOME".into(), ctx.home.display().to_string()),
         (
-            "HOTLAB_CLUSTER".into(),
+            crate::env::DATA_DIR.into(),
+            ctx.data_dir.display().to_string(),
+        ),
+        (crate::env::HOME.into(), ctx.home.display().to_string()),
+        (
+            crate::env::CLUSTER.into(),
             ctx.cluster_dir.display().to_string(),
         ),
-        ("HOTLAB_BACKEND".into(), "embedded".into()),
-        ("HOTLAB_LEASE_IDLE_S".into(), ctx.lease_idle_s.to_string()),
+        (crate::env::BACKEND.into(), "embedded".into()),
+        (
+            crate::env::LEASE_IDLE_S.into(),
+            ctx.lease_idle_s.to_string(),
+        ),
         // Tests of one binary run side by side: their arms queue for the server (one workload
         // per server) instead of failing. The tests of the refusal set HOTLAB_WAIT=0.
-        ("HOTLAB_WAIT".into(), "1".into()),
+        (crate::env::WAIT.into(), "1".into()),
     ]
 }
 

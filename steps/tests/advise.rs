@@ -350,7 +350,7 @@ fn advise_reads_every_kind_of_index_and_statement_read_only() {
             .env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("DATABASE_URL", url)
-            .env("HOTLAB_DATA_DIR", &ctx.data_dir)
+            .env(steps::env::DATA_DIR, &ctx.data_dir)
             .output()
             .unwrap()
     };
@@ -373,7 +373,7 @@ fn advise_reads_every_kind_of_index_and_statement_read_only() {
             .args(args)
             .env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOTLAB_DATA_DIR", &ctx.data_dir);
+            .env(steps::env::DATA_DIR, &ctx.data_dir);
         if let Some(pw) = pw {
             c.env("PGPASSWORD", pw);
         }
@@ -432,7 +432,7 @@ fn advise_reads_every_kind_of_index_and_statement_read_only() {
         .arg("advise")
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOTLAB_DATA_DIR", &ctx.data_dir)
+        .env(steps::env::DATA_DIR, &ctx.data_dir)
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);

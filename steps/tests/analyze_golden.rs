@@ -1,6 +1,6 @@
 //! Golden test for `analyze`: a checked-in snapshot set of study 003 at the `ci` size (four arms,
 //! captured from a real run) must give exactly the checked-in summary.md, and summary.json must
-//! carry the figures the issue names, with percentages 0–100 and sizes in bytes.
+//! carry the figures the articles report, with percentages 0–100 and sizes in bytes.
 
 use std::path::PathBuf;
 
@@ -11,13 +11,27 @@ fn data() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data")
 }
 
+/// `got` must be the checked-in golden file `name` (under tests/data). With `UPDATE_GOLDEN=1`
+/// the file is rewritten instead, and the change goes through review as a diff.
+fn golden(name: &str, got: &str) {
+    let path = data().join(name);
+    if std::env::var_os("UPDATE_GOLDEN").is_some_and(|v| v == "1") {
+        std::fs::write(&path, got).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        got == want,
+        "{name} differs from what analyze gives now; if the change is intended, rewrite it with `UPDATE_GOLDEN=1 cargo test -p steps --test analyze_golden` and review the diff\n--- golden\n{want}\n--- now\n{got}"
+    );
+}
+
 #[test]
 fn spv_summary_matches_golden() {
     let dirs = find_arm_dirs(&data().join("spv-ci")).unwrap();
     assert_eq!(dirs.len(), 4);
     let a = analyze::analyze_dirs(&dirs, false).unwrap();
-    let want = std::fs::read_to_string(data().join("spv-ci.summary.md")).unwrap();
-    assert_eq!(a.markdown, want);
+    golden("spv-ci.summary.md", &a.markdown);
 }
 
 #[test]
@@ -184,8 +198,7 @@ fn tprocc_repeated_comparison_matches_golden() {
     let dirs = find_arm_dirs(&data().join("tprocc-ci-repeats")).unwrap();
     assert_eq!(dirs.len(), 4);
     let a = analyze::analyze_dirs(&dirs, false).unwrap();
-    let want = std::fs::read_to_string(data().join("tprocc-ci-repeats.summary.md")).unwrap();
-    assert_eq!(a.markdown, want);
+    golden("tprocc-ci-repeats.summary.md", &a.markdown);
     let arms = a.json["arms"].as_array().unwrap();
     assert_eq!(arms.len(), 2);
     for arm in arms {
@@ -332,6 +345,24 @@ fn report_renders_clean_html() {
                 t.html().chars().take(200).collect::<String>()
             );
         }
+        // The short answer first, its regime sentence in bold.
+        let answer: String = doc
+            .select(&sel("section.answer"))
+            .next()
+            .unwrap_or_else(|| panic!("{set}: no answer at the top"))
+            .text()
+            .collect();
+        let regime = steps::analyze::answer::lines(&a, &out)
+            .into_iter()
+            .find(|l| l.contains("article's regime"));
+        if let Some(r) = regime {
+            let bold: Vec<String> = doc
+                .select(&sel("section.answer strong"))
+                .map(|e| e.text().collect())
+                .collect();
+            assert!(bold.contains(&r), "{set}: {r:?} not bold in {bold:?}");
+        }
+        assert!(answer.contains("The answer"), "{set}");
         // Numbers right, text left.
         assert!(doc.select(&sel("td.num")).count() > 10, "{set}");
         // No Markdown in any text the reader sees.
@@ -457,8 +488,7 @@ fn partitioned_table_rolls_up_as_golden() {
             r.table_series(t, "n_tup_upd").len(),
         ));
     }
-    let want = std::fs::read_to_string(data().join("partitioned.golden.txt")).unwrap();
-    assert_eq!(got, want);
+    golden("partitioned.golden.txt", &got);
     let sum = |m: &str| -> f64 {
         ["p0", "p1", "p2", "p3"]
             .iter()
@@ -489,8 +519,7 @@ fn sweep_ladder_matches_golden() {
     let dirs = find_arm_dirs(&data().join("tprocc-ci-sweep")).unwrap();
     assert_eq!(dirs.len(), 2);
     let a = analyze::analyze_dirs(&dirs, false).unwrap();
-    let want = std::fs::read_to_string(data().join("tprocc-ci-sweep.summary.md")).unwrap();
-    assert_eq!(a.markdown, want);
+    golden("tprocc-ci-sweep.summary.md", &a.markdown);
     let ladder = &a.json["ladder"];
     assert_eq!(ladder["table"], "order_line");
     let rows = ladder["rows"].as_array().unwrap();
@@ -578,8 +607,7 @@ fn small_table_summary_matches_golden() {
     let dirs = find_arm_dirs(&data().join("small-table-ci")).unwrap();
     assert_eq!(dirs.len(), 5);
     let a = analyze::analyze_dirs(&dirs, false).unwrap();
-    let want = std::fs::read_to_string(data().join("small-table-ci.summary.md")).unwrap();
-    assert_eq!(a.markdown, want);
+    golden("small-table-ci.summary.md", &a.markdown);
     // Every arm, in the order it ran, with its figures; partitions added up into small_table.
     let runs = a.json["runs"].as_array().unwrap();
     let arms: Vec<&str> = runs.iter().map(|r| r["arm"].as_str().unwrap()).collect();
@@ -629,8 +657,7 @@ fn small_table_summary_matches_golden() {
 fn small_table_hypotheses_match_golden() {
     let dirs = find_arm_dirs(&data().join("small-table-hyp-ci")).unwrap();
     let a = analyze::analyze_dirs(&dirs, false).unwrap();
-    let want = std::fs::read_to_string(data().join("small-table-hyp-ci.summary.md")).unwrap();
-    assert_eq!(a.markdown, want);
+    golden("small-table-hyp-ci.summary.md", &a.markdown);
     let h = a.json["study_001"]["hypotheses"].as_array().unwrap();
     let ids: Vec<&str> = h
         .iter()

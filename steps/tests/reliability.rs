@@ -17,8 +17,8 @@ use steps::testing;
 fn xtask(ctx: &Ctx, idle: u64) -> Command {
     let mut c = Command::new(testing::xtask_binary().unwrap());
     c.envs(testing::env_of(ctx))
-        .env("HOTLAB_LEASE_IDLE_S", idle.to_string())
-        .env("HOTLAB_WAIT", "0")
+        .env(steps::env::LEASE_IDLE_S, idle.to_string())
+        .env(steps::env::WAIT, "0")
         .current_dir(steps::ctx::project_root());
     c
 }
@@ -68,7 +68,8 @@ fn init(ctx: &Ctx, study: &str, size: &str, arm: &str, dir: &Path) -> PathBuf {
     PathBuf::from(String::from_utf8_lossy(&o.stdout).lines().next().unwrap())
 }
 
-/// The PREP: init, reset-cold, build, apply-fillfactor and a `pre` snapshot.
+/// The preparation every defect test starts from: init, reset-cold, build, apply-fillfactor and
+/// a `pre` snapshot.
 fn prep(ctx: &Ctx, study: &str, size: &str, arm: &str, dir: &Path) -> PathBuf {
     let a = init(ctx, study, size, arm, dir);
     let s = a.to_str().unwrap();
@@ -317,7 +318,7 @@ fn one_workload_per_server() {
     );
     let ext = |idle: u64, args: &[&str]| {
         xtask(&ctx, idle)
-            .env("HOTLAB_BACKEND", "external")
+            .env(steps::env::BACKEND, "external")
             .env("DATABASE_URL", &url)
             .args(args)
             .output()

@@ -1,7 +1,7 @@
 //! Study 001 (small_table upsert) and the pgbench-script workload against the real embedded
 //! PostgreSQL 18: every arm at `ci` through the justfile's cold cycle, partitions added up into
 //! their parent (tables, indexes and buffers), a fillfactor on a partitioned parent reaching every
-//! leaf, a user-style study through a sweep, and the bad input the issue names.
+//! leaf, a user-style study through a sweep, and bad input to its steps.
 
 use std::path::Path;
 

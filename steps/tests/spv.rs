@@ -294,9 +294,6 @@ fn analyze_rolls_partitions_up_into_their_parent() {
     server.drop_own_database(db).unwrap();
 }
 
-/// Two runs of the same arm each get their own database: building the second leaves the first's
-/// (with the first's fillfactor) alone; `server gc` drops only databases whose run directory is
-/// gone. On the old main both runs used `hotlab_spv_ff50`, and the second build replaced the
 /// A sweep of one arm of `study` at `ci`, labelled `label`: its directory and the arm.
 fn one_arm(ctx: &steps::Ctx, study: &str, arm: &str, label: &str) -> (std::path::PathBuf, RunDir) {
     let plan = PlanArgs {
@@ -326,7 +323,9 @@ fn build(ctx: &steps::Ctx, rd: &RunDir) -> String {
     rd.database().unwrap()
 }
 
-/// first's table.
+/// Two runs of the same arm each get their own database: building the second leaves the first's
+/// (with the first's fillfactor) alone; `server gc` drops only databases whose run directory is
+/// gone.
 #[test]
 fn two_runs_of_one_arm_never_share_a_database() {
     let _g = testing::serial();
@@ -367,11 +366,7 @@ fn two_runs_of_one_arm_never_share_a_database() {
         .envs(testing::env_of(&ctx))
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    testing::succeeds(&out);
     let listed = String::from_utf8_lossy(&out.stdout);
     assert!(listed.contains(&format!("dropped    {db_b}")), "{listed}");
     assert!(listed.contains(&format!("keep       {db_a}")), "{listed}");
@@ -462,7 +457,7 @@ fn a_study_ends_with_the_short_answer() {
         ])
         .current_dir(steps::ctx::project_root())
         .envs(testing::env_of(&ctx))
-        .env("HOTLAB_XTASK", testing::xtask_binary().unwrap())
+        .env(steps::env::XTASK, testing::xtask_binary().unwrap())
         .env_remove("VERBOSE")
         .output()
         .unwrap();

@@ -353,7 +353,7 @@ fn unit_graph(g: &BTreeMap<String, BTreeSet<String>>) -> BTreeMap<String, BTreeS
 #[test]
 fn modules_import_one_way() {
     let g = import_graph();
-    if std::env::var_os("HOTLAB_PRINT_IMPORTS").is_some() {
+    if std::env::var_os(steps::env::PRINT_IMPORTS).is_some() {
         for (m, d) in unit_graph(&g) {
             println!("{m} -> {}", d.into_iter().collect::<Vec<_>>().join(" "));
         }
@@ -455,7 +455,7 @@ fn env_table_is_generated() {
     if text[i..j] == want {
         return;
     }
-    if std::env::var_os("HOTLAB_BLESS").is_some() {
+    if std::env::var_os(steps::env::BLESS).is_some() {
         std::fs::write(&path, format!("{}{want}{}", &text[..i], &text[j..])).unwrap();
         return;
     }
@@ -504,6 +504,62 @@ fn every_variable_is_declared_in_env_rs() {
     assert!(
         undeclared.is_empty(),
         "variables not declared in steps/src/env.rs: {undeclared:?}; declare each there with a doc comment, then `HOTLAB_BLESS=1 cargo test -p steps --test tidy env_table_is_generated`"
+    );
+}
+
+/// No `"HOTLAB_…"` string literal outside env.rs: code names a variable through its constant, so
+/// env.rs is the one list (the docs' table is generated from it).
+#[test]
+fn no_variable_literal_outside_env_rs() {
+    let mut files = vec![];
+    for dir in ["steps/src", "xtask/src", "steps/tests", "xtask/tests"] {
+        collect(&root().join(dir), &mut files);
+    }
+    let env = root().join("steps/src/env.rs");
+    let mut found = vec![];
+    for f in files
+        .iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "rs") && **f != env)
+    {
+        let text = std::fs::read_to_string(f).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            if line.trim_start().starts_with("//") {
+                continue;
+            }
+            let hit = line.match_indices("\"HOTLAB_").any(|(i, _)| {
+                line[i + 8..]
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c.is_ascii_uppercase())
+            });
+            if hit {
+                found.push(format!("{}:{}", rel(f), n + 1));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "HOTLAB_ variables named by string literal outside steps/src/env.rs: {found:?}; use its constant (steps::env::NAME, or crate::env::NAME inside the crate)"
+    );
+}
+
+/// ARCHITECTURE.md names every file under steps/src by its path from there (`analyze/load.rs`),
+/// so a new module cannot arrive without its line in the code map.
+#[test]
+fn codemap_names_every_file() {
+    let map = std::fs::read_to_string(root().join("ARCHITECTURE.md")).unwrap();
+    let src = root().join("steps/src");
+    let mut files = vec![];
+    collect(&src, &mut files);
+    let missing: Vec<String> = files
+        .iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "rs"))
+        .map(|f| f.strip_prefix(&src).unwrap().display().to_string())
+        .filter(|r| !map.contains(&format!("`{r}`")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "files under steps/src/ that ARCHITECTURE.md does not name (add a line to its code map): {missing:?}"
     );
 }
 

@@ -277,7 +277,7 @@ fn a_server_crash_mid_window_fails_the_arm_and_the_next_arm_runs() {
         .arg(first)
         .current_dir(steps::ctx::project_root())
         .envs(testing::env_of(&ctx))
-        .env("HOTLAB_XTASK", testing::xtask_binary().unwrap())
+        .env(steps::env::XTASK, testing::xtask_binary().unwrap())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()

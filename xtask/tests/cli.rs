@@ -11,9 +11,9 @@ fn xtask(env: &[(String, String)], args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_xtask"))
         .args(args)
         .envs(env.iter().cloned())
-        .env_remove("HOTLAB_PORT")
-        .env_remove("HOTLAB_PG_BIN")
-        .env_remove("HOTLAB_RUN")
+        .env_remove(steps::env::PORT)
+        .env_remove(steps::env::PG_BIN)
+        .env_remove(steps::env::RUN)
         .output()
         .unwrap()
 }
@@ -205,7 +205,7 @@ fn init_writes_the_typed_plan_and_older_run_directories_are_refused() {
         &env,
         &["init", "--study", "spv", "--size", "ci", "--arms", "ff100"],
     );
-    assert!(made.status.success());
+    testing::succeeds(&made);
     let arm = String::from_utf8_lossy(&made.stdout)
         .lines()
         .next()
@@ -246,24 +246,20 @@ fn nothing_outside_hotlabs_own_is_deleted() {
     let ours = ctx.data_dir.join("ours").display().to_string();
     for _ in 0..2 {
         let out = xtask(&env, &["init", "--study", "spv", "--dir", &ours, "--force"]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        testing::succeeds(&out);
     }
     // A cluster directory that is someone else's.
     let checkout = ctx.data_dir.join("checkout");
     std::fs::create_dir_all(checkout.join("data")).unwrap();
     std::fs::write(checkout.join("data/keep.txt"), "data").unwrap();
     let mut other = env.clone();
-    other.push(("HOTLAB_CLUSTER".into(), checkout.display().to_string()));
+    other.push((steps::env::CLUSTER.into(), checkout.display().to_string()));
     fails(
         &xtask(&other, &["server", "start"]),
         &[
             &checkout.display().to_string(),
             "not a hotlab cluster",
-            "HOTLAB_CLUSTER",
+            steps::env::CLUSTER,
         ],
     );
     assert_eq!(
@@ -285,11 +281,7 @@ fn run_directories_are_never_overwritten() {
             "init", "--study", "spv", "--size", "ci", "--arms", "ff100", "--dir", &d,
         ],
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    testing::succeeds(&out);
     let arm = String::from_utf8_lossy(&out.stdout).trim().to_string();
     std::fs::write(Path::new(&arm).join("reset.jsonl"), "{\"kept\":true}\n").unwrap();
     let before = files_under(&dir);
@@ -335,7 +327,7 @@ fn run_directories_are_never_overwritten() {
             "init", "--study", "spv", "--size", "ci", "--dir", &d, "--force",
         ],
     );
-    assert!(forced.status.success());
+    testing::succeeds(&forced);
 }
 
 #[test]
@@ -349,7 +341,7 @@ fn server_problems_are_reported() {
         .unwrap()
         .port();
     let mut ext = env.clone();
-    ext.push(("HOTLAB_BACKEND".into(), "external".into()));
+    ext.push((steps::env::BACKEND.into(), "external".into()));
     ext.push((
         "DATABASE_URL".into(),
         format!("postgres://hotlab:x@127.0.0.1:{free}/postgres"),
@@ -373,9 +365,9 @@ fn server_problems_are_reported() {
         fake
     };
     let mut old = env.clone();
-    old.push(("HOTLAB_PG_BIN".into(), bin.display().to_string()));
+    old.push((steps::env::PG_BIN.into(), bin.display().to_string()));
     old.push((
-        "HOTLAB_CLUSTER".into(),
+        steps::env::CLUSTER.into(),
         ctx.data_dir.join("cluster15").display().to_string(),
     ));
     let out = Command::new(env!("CARGO_BIN_EXE_xtask"))
@@ -391,18 +383,18 @@ fn server_problems_are_reported() {
     let taken = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = taken.local_addr().unwrap().port();
     env.push((
-        "HOTLAB_CLUSTER".into(),
+        steps::env::CLUSTER.into(),
         format!("{}/port-cluster", ctx.home.display()),
     ));
     let out = Command::new(env!("CARGO_BIN_EXE_xtask"))
         .args(["server", "start"])
         .envs(env.iter().cloned())
-        .env("HOTLAB_PORT", port.to_string())
+        .env(steps::env::PORT, port.to_string())
         .output()
         .unwrap();
     fails(
         &out,
-        &[&format!("port {port}"), "already taken", "HOTLAB_PORT"],
+        &[&format!("port {port}"), "already taken", steps::env::PORT],
     );
 }
 
@@ -412,22 +404,14 @@ fn steps_start_the_server_themselves() {
     let ctx = testing::ctx("cli-start");
     let env = testing::env_of(&ctx);
     let out = xtask(&env, &["server", "stop"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    testing::succeeds(&out);
     let out = xtask(
         &env,
         &["init", "--study", "spv", "--size", "ci", "--arms", "ff100"],
     );
     let arm = String::from_utf8_lossy(&out.stdout).trim().to_string();
     let out = xtask(&env, &["build", "--run", &arm]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    testing::succeeds(&out);
     let out = xtask(&env, &["server", "status", "--json"]);
     let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(status["running"], true);
@@ -460,11 +444,7 @@ fn ctrl_c_keeps_the_samples_and_marks_the_arm_interrupted() {
     let arm = String::from_utf8_lossy(&out.stdout).trim().to_string();
     for step in ["build", "apply-fillfactor"] {
         let out = xtask(&env, &[step, "--run", &arm]);
-        assert!(
-            out.status.success(),
-            "{step}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        testing::succeeds(&out);
     }
     // A duration that is not a number is refused with one line, before anything runs.
     fails(
@@ -498,9 +478,24 @@ fn ctrl_c_keeps_the_samples_and_marks_the_arm_interrupted() {
         "the run was not interrupted: {measured} s measured"
     );
     assert!(w["nopm"].as_f64().unwrap() > 0.0);
+    // The interrupt unwound through every Drop: the memory cgroup the run was confined to is
+    // gone, with no other `hotlab-*` beside it, and the arm's lock is free.
+    let ml = &meta["memory_limit"];
+    if ml["applied"] == true {
+        let cgroup = Path::new(ml["cgroup"].as_str().unwrap());
+        let left: Vec<_> = std::fs::read_dir(cgroup.parent().unwrap())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("hotlab-"))
+            .collect();
+        assert!(left.is_empty(), "cgroups left: {left:?}");
+    }
+    let rd = steps::rundir::RunDir::open(Path::new(&arm)).unwrap();
+    assert!(rd.lock_free(), "the arm's lock is still held");
 
-    // Any other step killed mid-way marks the arm interrupted too (the old main left it
-    // `running` for good): SIGTERM during reset-cold.
+    // Any other step killed mid-way marks the arm interrupted too, rather than leaving it
+    // `running`: SIGTERM during reset-cold.
     let out = interrupt(&env, &["reset-cold", "--run", &arm], 400, 15);
     assert_eq!(
         out.status.code(),
@@ -523,8 +518,7 @@ fn ctrl_c_keeps_the_samples_and_marks_the_arm_interrupted() {
         serde_json::json!({"status": "running", "pid": 999_999_999u64});
     std::fs::write(Path::new(&arm).join("meta.json"), meta.to_string()).unwrap();
     let out = xtask(&env, &["snapshot", "--run", &arm, "--phase", "post"]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
+    let err = testing::succeeds(&out);
     assert!(err.contains("left running by process 999999999"), "{err}");
     let meta: serde_json::Value = serde_json::from_str(&read("meta.json")).unwrap();
     assert_eq!(meta["steps"]["vacuum-timing"]["status"], "died", "{meta}");
@@ -546,17 +540,12 @@ fn ctrl_c_keeps_the_samples_and_marks_the_arm_interrupted() {
     }
     // Retrying the interrupted run moves that attempt aside and starts clean.
     let out = xtask(&env, &["snapshot", "--run", &arm, "--phase", "pre"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    testing::succeeds(&out);
     let out = xtask(
         &env,
         &["run", "--run", &arm, "--rampup", "0", "--duration", "3"],
     );
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
+    let err = testing::succeeds(&out);
     assert!(err.contains("moved to"), "{err}");
     let old: serde_json::Value = serde_json::from_str(&read("attempt-1/workload.json")).unwrap();
     assert_eq!(old["interrupted"], true);
@@ -587,19 +576,14 @@ fn ctrl_c_keeps_the_samples_and_marks_the_arm_interrupted() {
 /// settings are left alone and the differences recorded; with --apply-server-settings they are
 /// applied and `restore-settings` puts the old ones back; a setting that needs a restart is
 /// refused before anything is written; reset-cold creates no extension in the admin database;
-/// a malformed PGPORT is refused, and so is a server without TLS under sslmode=require. (The old main wrote the study's
-/// settings into postgresql.auto.conf and left them there.)
+/// a malformed PGPORT is refused, and so is a server without TLS under sslmode=require.
 #[test]
 fn a_server_hotlab_does_not_own_is_left_alone() {
     let _g = testing::serial();
     let ctx = testing::ctx("cli-external");
     let env = testing::env_of(&ctx);
     let out = xtask(&env, &["server", "start"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    testing::succeeds(&out);
     let cluster = testing::test_cluster();
     let state: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(cluster.join("server.json")).unwrap())
@@ -617,7 +601,7 @@ fn a_server_hotlab_does_not_own_is_left_alone() {
     }
     std::thread::sleep(std::time::Duration::from_millis(300));
     let mut ext = env.clone();
-    ext.push(("HOTLAB_BACKEND".into(), "external".into()));
+    ext.push((steps::env::BACKEND.into(), "external".into()));
     ext.push(("DATABASE_URL".into(), url.clone()));
     let auto = |c: &mut postgres::Client, name: &str| -> Option<String> {
         c.query_opt(
@@ -646,21 +630,13 @@ fn a_server_hotlab_does_not_own_is_left_alone() {
             &ext,
             &["init", "--study", name, "--size", "ci", "--arms", "ff100"],
         );
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        testing::succeeds(&out);
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     };
     // Left alone, the difference recorded.
     let arm = study("ext", "work_mem: 7777kB");
     let out = xtask(&ext, &["build", "--run", &arm]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    testing::succeeds(&out);
     assert_eq!(show(&mut admin, "work_mem"), default_work_mem);
     assert_eq!(auto(&mut admin, "work_mem"), None);
     let meta: serde_json::Value =
@@ -680,11 +656,7 @@ fn a_server_hotlab_does_not_own_is_left_alone() {
     in_arm.query_one("SELECT count(*) FROM spv", &[]).unwrap();
     drop(in_arm);
     let out = xtask(&ext, &["reset-cold", "--run", &arm]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    testing::succeeds(&out);
     let resets = std::fs::read_to_string(Path::new(&arm).join("reset.jsonl")).unwrap();
     let last: serde_json::Value = serde_json::from_str(resets.lines().last().unwrap()).unwrap();
     let action = |name: &str| {
@@ -701,18 +673,10 @@ fn a_server_hotlab_does_not_own_is_left_alone() {
     assert_eq!(last["cold"], true, "{last}");
     // Applied when asked, and restored.
     let out = xtask(&ext, &["build", "--run", &arm, "--apply-server-settings"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    testing::succeeds(&out);
     assert_eq!(show(&mut admin, "work_mem"), "7777kB");
     let out = xtask(&ext, &["restore-settings", "--run", &arm]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    testing::succeeds(&out);
     std::thread::sleep(std::time::Duration::from_millis(300));
     assert_eq!(auto(&mut admin, "work_mem"), None);
     assert_eq!(show(&mut admin, "work_mem"), default_work_mem);
@@ -730,11 +694,7 @@ fn a_server_hotlab_does_not_own_is_left_alone() {
     assert_eq!(auto(&mut admin, "shared_buffers"), before);
     // reset-cold before any build: pg_buffercache in hotlab's own probe database only.
     let out = xtask(&ext, &["reset-cold"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    testing::succeeds(&out);
     let n: i64 = admin
         .query_one(
             "SELECT count(*) FROM pg_extension WHERE extname = 'pg_buffercache'",
@@ -748,7 +708,7 @@ fn a_server_hotlab_does_not_own_is_left_alone() {
     );
     // Connection settings that cannot be honoured are refused.
     let mut bad_port = env.clone();
-    bad_port.push(("HOTLAB_BACKEND".into(), "external".into()));
+    bad_port.push((steps::env::BACKEND.into(), "external".into()));
     bad_port.push(("PGHOST".into(), "127.0.0.1".into()));
     bad_port.push(("PGPORT".into(), "54x32".into()));
     fails(
@@ -756,7 +716,7 @@ fn a_server_hotlab_does_not_own_is_left_alone() {
         &["PGPORT", "54x32"],
     );
     let mut tls = env.clone();
-    tls.push(("HOTLAB_BACKEND".into(), "external".into()));
+    tls.push((steps::env::BACKEND.into(), "external".into()));
     tls.push(("DATABASE_URL".into(), format!("{url}?sslmode=require")));
     fails(
         &xtask(&tls, &["server", "start"]),
@@ -765,7 +725,7 @@ fn a_server_hotlab_does_not_own_is_left_alone() {
 }
 
 /// Run directories land in the checkout the command runs in (found from the working directory),
-/// not in the one that holds the binary: the old main put them beside the binary's checkout.
+/// not in the one that holds the binary.
 #[test]
 fn run_directories_land_in_the_working_checkout() {
     let ctx = testing::ctx("cli-root");
@@ -781,20 +741,16 @@ fn run_directories_land_in_the_working_checkout() {
     .unwrap();
     let env: Vec<(String, String)> = testing::env_of(&ctx)
         .into_iter()
-        .filter(|(k, _)| k != "HOTLAB_DATA_DIR")
+        .filter(|(k, _)| k != steps::env::DATA_DIR)
         .collect();
     let out = Command::new(env!("CARGO_BIN_EXE_xtask"))
         .args(["init", "--study", "spv", "--arms", "ff100"])
         .current_dir(other.join("steps"))
         .envs(env.iter().cloned())
-        .env_remove("HOTLAB_DATA_DIR")
+        .env_remove(steps::env::DATA_DIR)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    testing::succeeds(&out);
     let arm = String::from_utf8_lossy(&out.stdout).trim().to_string();
     assert!(
         arm.starts_with(&other.join("data/runs").display().to_string()),
@@ -865,17 +821,9 @@ fn history_and_baseline_input_is_checked() {
         &env,
         &["analyze", "--rebuild-index", &runs.display().to_string()],
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    testing::succeeds(&out);
     let out = xtask(&env, &["history", "ff50"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    testing::succeeds(&out);
     let listing = String::from_utf8_lossy(&out.stdout);
     assert_eq!(listing.lines().count(), 2, "{listing}");
     assert!(

@@ -103,12 +103,12 @@ fn a_tls_only_server_hotlab_does_not_own() {
     let xtask = PathBuf::from(env!("CARGO_BIN_EXE_xtask"));
     let dir = ctx.home.join("test-staging");
     let mut env = testing::env_of(&ctx);
-    env.push(("HOTLAB_STAGING_DIR".into(), dir.display().to_string()));
+    env.push((steps::env::STAGING_DIR.into(), dir.display().to_string()));
     let run = |env: &[(String, String)], args: &[&str]| -> Output {
         Command::new(&xtask)
             .args(args)
             .envs(env.iter().cloned())
-            .env_remove("HOTLAB_PG_BIN")
+            .env_remove(steps::env::PG_BIN)
             .output()
             .unwrap()
     };
@@ -133,7 +133,7 @@ fn a_tls_only_server_hotlab_does_not_own() {
         serde_json::from_str(&std::fs::read_to_string(dir.join("server.json")).unwrap()).unwrap();
     let f = Foreign {
         dir: dir.clone(),
-        bin: PathBuf::from(var("HOTLAB_PG_BIN")),
+        bin: PathBuf::from(var(steps::env::PG_BIN)),
         port: state["port"].as_u64().unwrap() as u16,
         password: std::fs::read_to_string(dir.join("runner.password"))
             .unwrap()
@@ -189,7 +189,7 @@ fn a_tls_only_server_hotlab_does_not_own() {
             .env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("HOME", &home)
-            .env("HOTLAB_DATA_DIR", &ctx.data_dir);
+            .env(steps::env::DATA_DIR, &ctx.data_dir);
         for (k, v) in extra {
             c.env(k, v);
         }
@@ -310,7 +310,7 @@ fn a_tls_only_server_hotlab_does_not_own() {
     let mut ext = env.clone();
     ext.extend(vars.iter().cloned());
     ext.push((
-        "HOTLAB_XTASK".into(),
+        steps::env::XTASK.into(),
         testing::xtask_binary().unwrap().display().to_string(),
     ));
     let arms = ok(

@@ -175,8 +175,33 @@ body{font-family:sans-serif;margin:2em;max-width:1300px;line-height:1.4}\
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}\
 td.num{text-align:right;font-variant-numeric:tabular-nums}th{background:#eee}table.sortable th{cursor:pointer}\
 table.kv th{text-align:left;font-weight:normal;color:#444}strong{color:#b00}\
-.charts{display:flex;flex-wrap:wrap;gap:1em}figure{margin:0}nav ul{columns:2}\
+.charts{display:flex;flex-wrap:wrap;gap:1em}.answer{background:#f4f7fb;border-left:4px solid #1f77b4;padding:.2em 1em;margin:1em 0}figure{margin:0}nav ul{columns:2}\
 pre{background:#f6f6f6;padding:.5em;overflow-x:auto;font-size:85%}</style>\n";
+
+/// The short answer (`answer::lines`) at the top of the page: the verdicts and the
+/// recommendation, the regime sentence in bold; the title already names the runs, and the page
+/// is the report the paths point to.
+fn answer_box(a: &Analysis, out: &Path) -> String {
+    let lines = super::answer::lines(a, out);
+    let mut md = String::new();
+    for l in lines.iter().skip(1) {
+        if l.starts_with("Report: ") || l.starts_with("Summary: ") {
+            continue;
+        }
+        if l.starts_with("- ") {
+            md.push_str(&format!("{l}\n"));
+        } else if l.contains("article's regime") {
+            md.push_str(&format!("\n**{l}**\n\n"));
+        } else {
+            md.push_str(&format!("\n{l}\n\n"));
+        }
+    }
+    let mut headings = vec![];
+    format!(
+        "<section class=\"answer\"><h2 id=\"answer\">The answer</h2>\n{}</section>\n",
+        md_to_html(&md, &mut headings)
+    )
+}
 
 /// report.html of an analysis written into `out`.
 pub fn html(a: &Analysis, out: &Path) -> String {
@@ -208,7 +233,8 @@ pub fn html(a: &Analysis, out: &Path) -> String {
         esc(&host),
         esc(&version)
     );
-    s.push_str("<nav><h2>Contents</h2><ul>\n");
+    s.push_str(&answer_box(a, out));
+    s.push_str("<nav><h2>Contents</h2><ul>\n<li><a href=\"#answer\">The answer</a></li>\n");
     for (_, id, text) in headings.iter().filter(|(l, _, _)| *l == 2) {
         s.push_str(&format!("<li><a href=\"#{id}\">{}</a></li>\n", esc(text)));
     }

@@ -89,7 +89,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
 pub fn env_vars(ctx: &Ctx) -> Result<Vec<(String, String)>> {
     let d = dir(ctx);
     Ok(vec![
-        ("HOTLAB_BACKEND".into(), "external".into()),
+        (crate::env::BACKEND.into(), "external".into()),
         (
             "PGSERVICEFILE".into(),
             d.join("pg_service.conf").display().to_string(),

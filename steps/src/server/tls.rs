@@ -39,7 +39,7 @@ pub fn connect(conn: &ConnInfo, mut cfg: postgres::Config) -> Result<postgres::C
         .all(|h| matches!(h, postgres::config::Host::Unix(_)));
     if mode == "disable" || socket_only {
         cfg.ssl_mode(SslMode::Disable);
-        return Ok(cfg.connect(postgres::NoTls)?);
+        return Ok(cancellable(cfg.connect(postgres::NoTls)?, None));
     }
     if conn.get("channel_binding") == Some("require") {
         bail!("channel_binding=require: hotlab's client does not do channel binding; use channel_binding=prefer (the default) or disable");
@@ -48,17 +48,32 @@ pub fn connect(conn: &ConnInfo, mut cfg: postgres::Config) -> Result<postgres::C
     if mode == "allow" {
         cfg.ssl_mode(SslMode::Disable);
         if let Ok(c) = cfg.connect(postgres::NoTls) {
-            return Ok(c);
+            return Ok(cancellable(c, None));
         }
         cfg.ssl_mode(SslMode::Require);
-        return cfg.connect(tls).map_err(|e| explain(e, conn));
+        let c = cfg.connect(tls.clone()).map_err(|e| explain(e, conn))?;
+        return Ok(cancellable(c, Some(tls)));
     }
     cfg.ssl_mode(if mode == "prefer" {
         SslMode::Prefer
     } else {
         SslMode::Require
     });
-    cfg.connect(tls).map_err(|e| explain(e, conn))
+    let c = cfg.connect(tls.clone()).map_err(|e| explain(e, conn))?;
+    Ok(cancellable(c, Some(tls)))
+}
+
+/// Registers the connection's cancel with `interrupt`, so an interrupted step blocked in one of
+/// its queries gets an error back instead of waiting for the query to end.
+fn cancellable(c: postgres::Client, tls: Option<MakeRustls>) -> postgres::Client {
+    let token = c.cancel_token();
+    crate::interrupt::on_interrupt(move || {
+        let _ = match &tls {
+            Some(t) => token.cancel_query(t.clone()),
+            None => token.cancel_query(postgres::NoTls),
+        };
+    });
+    c
 }
 
 /// A TLS failure as one line that names the setting to change.

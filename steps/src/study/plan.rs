@@ -239,7 +239,7 @@ pub struct PlanArgs {
     /// Scale models: this machine's new orders per warehouse per minute at the model's size
     /// (every TPROC-C run prints NOPM; divide by its warehouses). Sets the time factor; default:
     /// the value measured here, in the study file
-    #[arg(long, env = "HOTLAB_NOPM_PER_WAREHOUSE")]
+    #[arg(long, env = crate::env::NOPM_PER_WAREHOUSE)]
     pub nopm_per_warehouse: Option<f64>,
     /// Run the arms at the same time on one server, each in its own database, the size's clients
     /// and transactions split evenly among them (`just together`); the arms are named
