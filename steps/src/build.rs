@@ -11,16 +11,13 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use serde_json::json;
-use sha2::{Digest, Sha256};
 
 use crate::ctx::Ctx;
 use crate::rundir::RunDir;
 use crate::server::{ident, DbState, Server};
-use crate::study::{BuildRoute, Size};
-use crate::workload::{script, spv, tprocc};
+use crate::study::BuildRoute;
+pub use crate::workload::Loader;
 
-/// Bumped whenever a loader changes what it writes, so old templates are not reused.
-const LOADER_VERSION: &str = "1";
 const EXTENSIONS: &[&str] = &["pg_stat_statements", "pg_buffercache", "pgstattuple"];
 
 #[derive(clap::Args, Debug)]
@@ -36,83 +33,6 @@ pub struct Args {
     /// Without it such a server's settings are left alone and the differences are recorded
     #[arg(long, env = crate::env::APPLY_SERVER_SETTINGS, value_parser = clap::builder::BoolishValueParser::new())]
     pub apply_server_settings: bool,
-}
-
-/// What a workload's loader must provide to the template machinery.
-pub struct Loader {
-    workload: &'static str,
-    /// (table, expected rows; None: at least one)
-    expected: Vec<(String, Option<i64>)>,
-    /// TPROC-C loads with its own loader (its one part is the record of what it builds); other
-    /// workloads run `parts` in order.
-    tprocc: Option<tprocc::Shape>,
-    /// The build as SQL, in pieces named by the file each came from (a failure names its file).
-    parts: Vec<(String, String)>,
-}
-
-impl Loader {
-    pub fn for_size(size: &Size) -> Result<Loader> {
-        Ok(match size {
-            Size::Spv(size) => {
-                let shape = spv::Shape::of(size)?;
-                Loader {
-                    workload: "spv",
-                    expected: vec![("spv".into(), Some(shape.rows as i64))],
-                    tprocc: None,
-                    parts: vec![("spv.sql".into(), shape.ddl())],
-                }
-            }
-            Size::Tprocc(size) => {
-                let shape = tprocc::Shape::of(size)?;
-                Loader {
-                    workload: "tprocc",
-                    parts: vec![("the TPROC-C loader".into(), shape.ddl())],
-                    expected: shape
-                        .expected()
-                        .into_iter()
-                        .map(|(t, n)| (t, Some(n)))
-                        .collect(),
-                    tprocc: Some(shape),
-                }
-            }
-            Size::Pgbench(_) => bail!("a pgbench-script size needs its plan: Loader::for_plan"),
-        })
-    }
-
-    /// The loader of an arm's plan: the size's, and for a pgbench-script study the study's files
-    /// and the arm's partitioning (part of the schema, so part of the template's key).
-    pub fn for_plan(plan: &crate::study::ArmPlan) -> Result<Loader> {
-        let Size::Pgbench(size) = plan.size()? else {
-            return Loader::for_size(plan.size()?);
-        };
-        let shape = script::Shape::of(size)?;
-        let files = script::files_of(plan)?;
-        Ok(Loader {
-            workload: "pgbench",
-            expected: plan.tables.iter().map(|t| (t.clone(), None)).collect(),
-            tprocc: None,
-            parts: shape.parts(files, &plan.arm),
-        })
-    }
-
-    /// The whole build as one SQL text (ddl.sql): its parts in order.
-    pub fn ddl(&self) -> String {
-        let parts: Vec<&str> = self.parts.iter().map(|(_, sql)| sql.as_str()).collect();
-        parts.join("\n")
-    }
-
-    /// The template's name: workload plus a hash of everything that shapes the data.
-    pub fn template_name(&self) -> String {
-        let mut h = Sha256::new();
-        h.update(self.workload);
-        h.update(LOADER_VERSION);
-        h.update(self.ddl());
-        format!(
-            "hotlab_tpl_{}_{}",
-            self.workload,
-            &format!("{:x}", h.finalize())[..10]
-        )
-    }
 }
 
 /// The study's settings on this server: applied on hotlab's own server; on another, applied only
@@ -301,49 +221,7 @@ fn load_into(server: &Server, db: &str, loader: &Loader) -> Result<()> {
                     )
                 })?;
         }
-        match &loader.tprocc {
-            None => {
-                for (file, sql) in &loader.parts {
-                    c.batch_execute(sql).map_err(|e| {
-                        anyhow::anyhow!("{file} failed: {}", crate::server::db_error_line(&e))
-                    })?;
-                }
-            }
-            Some(shape) => {
-                c.batch_execute(tprocc::SCHEMA)
-                    .context("creating the TPROC-C schema")?;
-                let threads = match crate::env::var(crate::env::LOAD_THREADS) {
-                    Some(v) => v
-                        .parse::<usize>()
-                        .ok()
-                        .filter(|n| *n > 0)
-                        .with_context(|| {
-                            format!(
-                                "{} must be a positive number, not {v:?}",
-                                crate::env::LOAD_THREADS
-                            )
-                        })?,
-                    None => std::thread::available_parallelism()
-                        .map(|n| n.get())
-                        .unwrap_or(2)
-                        .max(2),
-                };
-                tprocc::load::load(
-                    server,
-                    db,
-                    shape.warehouses,
-                    shape.profile,
-                    threads,
-                    tprocc::INDEXES,
-                )?;
-                c.batch_execute(tprocc::FUNCTIONS)
-                    .context("creating the transaction functions")?;
-                c.batch_execute(&format!(
-                    "COMMENT ON TABLE district IS '{}'",
-                    tprocc::mark(shape.profile)
-                ))?;
-            }
-        }
+        loader.load(server, db, &mut c)?;
     }
     Ok(())
 }
@@ -364,16 +242,6 @@ fn verify(server: &Server, db: &str, loader: &Loader) -> Result<serde_json::Valu
         }
         out.insert(t.clone(), json!(got));
     }
-    if loader.tprocc.is_some() {
-        let r = c.query_one(
-            "SELECT (SELECT count(*) FROM order_line), (SELECT sum(o_ol_cnt)::bigint FROM orders)",
-            &[],
-        )?;
-        let (lines, want): (i64, i64) = (r.get(0), r.get(1));
-        if lines != want {
-            bail!("{db}.order_line has {lines} rows, orders say {want}; the build is incomplete: run `cargo xtask build --no-template` again");
-        }
-        out.insert("order_line".into(), json!(lines));
-    }
+    loader.verify(&mut c, db, &mut out)?;
     Ok(serde_json::Value::Object(out))
 }

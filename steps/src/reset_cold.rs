@@ -45,7 +45,8 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             // reset after its build is recorded, not done.
             let keep = match rd.plan() {
                 Ok(plan) if plan.arm.build == BuildRoute::CreateWith => {
-                    rd.meta()?["steps"]["build"]["status"] == "complete"
+                    crate::rundir::StepStatus::of(&rd.meta()?["steps"]["build"]["status"])
+                        == Some(crate::rundir::StepStatus::Complete)
                 }
                 _ => false,
             };

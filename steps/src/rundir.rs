@@ -14,6 +14,50 @@ use crate::interrupt::interrupted;
 use crate::io::{now_rfc3339, read_json, write_json_atomic};
 use crate::study::{ArmPlan, Plan};
 
+/// An arm's or a step's status in meta.json (`status`, `steps.<step>.status`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StepStatus {
+    /// Made by `init`, nothing run yet.
+    Pending,
+    Running,
+    /// Steps ran, the workload not yet.
+    Ready,
+    Complete,
+    Failed,
+    Interrupted,
+    /// Left `running` by a process that is gone.
+    Died,
+    /// A result file differs from what the last step recorded (analyze only).
+    Damaged,
+}
+
+impl StepStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepStatus::Pending => "pending",
+            StepStatus::Running => "running",
+            StepStatus::Ready => "ready",
+            StepStatus::Complete => "complete",
+            StepStatus::Failed => "failed",
+            StepStatus::Interrupted => "interrupted",
+            StepStatus::Died => "died",
+            StepStatus::Damaged => "damaged",
+        }
+    }
+
+    /// The status a meta.json value holds (None when absent or unknown).
+    pub fn of(v: &Value) -> Option<StepStatus> {
+        serde_json::from_value(v.clone()).ok()
+    }
+}
+
+impl From<StepStatus> for Value {
+    fn from(s: StepStatus) -> Value {
+        Value::from(s.as_str())
+    }
+}
+
 /// One arm of a sweep: the directory every step of that arm reads and writes.
 #[derive(Debug, Clone)]
 pub struct RunDir {
@@ -32,6 +76,22 @@ impl RunDir {
         Ok(RunDir {
             path: path.to_path_buf(),
         })
+    }
+
+    /// check.json with one condition: what was expected, what was found.
+    pub fn write_check(&self, name: &str, expected: i64, got: i64, ok: bool) -> Result<()> {
+        crate::io::write_json_atomic(
+            &self.file("check.json"),
+            &json!({
+                "ok": ok,
+                "conditions": [{
+                    "name": name,
+                    "expected": expected,
+                    "got": got,
+                    "violations": if ok { 0 } else { 1 },
+                }],
+            }),
+        )
     }
 
     pub fn file(&self, name: &str) -> PathBuf {
@@ -100,12 +160,12 @@ impl RunDir {
     /// marked `died`, and the user is told.
     pub fn step_started(&self, step: &str) -> Result<()> {
         let mut m = self.meta()?;
-        if m["status"] == "running" {
+        if StepStatus::of(&m["status"]) == Some(StepStatus::Running) {
             let stale: Vec<(String, Value)> = m["steps"]
                 .as_object()
                 .map(|o| {
                     o.iter()
-                        .filter(|(_, v)| v["status"] == "running")
+                        .filter(|(_, v)| StepStatus::of(&v["status"]) == Some(StepStatus::Running))
                         .map(|(k, v)| (k.clone(), v["pid"].clone()))
                         .collect()
                 })
@@ -115,13 +175,13 @@ impl RunDir {
                     "hotlab: {}: step {s} was left running by process {pid}, which is gone (killed?); marked died. {step} starts now; run the arm's remaining steps after it (`just arm` runs them all)",
                     self.path.display()
                 );
-                m["steps"][&s]["status"] = json!("died");
+                m["steps"][&s]["status"] = StepStatus::Died.into();
                 m["steps"][&s]["error"] = json!(format!("process {pid} ended without finishing"));
             }
         }
-        m["status"] = json!("running");
-        m["steps"][step] =
-            json!({ "status": "running", "start": now_rfc3339(), "pid": std::process::id() });
+        m["status"] = StepStatus::Running.into();
+        m["steps"][step] = json!({ "status": StepStatus::Running, "start": now_rfc3339(),
+                                   "pid": std::process::id() });
         if m["start"].is_null() {
             m["start"] = json!(now_rfc3339());
         }
@@ -133,18 +193,19 @@ impl RunDir {
     pub fn step_finished(&self, step: &str, result: &Result<()>) -> Result<()> {
         let mut m = self.meta()?;
         let status = match result {
-            Ok(()) if interrupted() => "interrupted",
-            Ok(()) if self.file("workload.json").exists() => "complete",
-            Ok(()) => "ready",
-            Err(_) if interrupted() => "interrupted",
-            Err(_) => "failed",
+            Ok(()) if interrupted() => StepStatus::Interrupted,
+            Ok(()) if self.file("workload.json").exists() => StepStatus::Complete,
+            Ok(()) => StepStatus::Ready,
+            Err(_) if interrupted() => StepStatus::Interrupted,
+            Err(_) => StepStatus::Failed,
         };
-        m["status"] = json!(status);
-        m["steps"][step]["status"] = json!(if result.is_ok() && !interrupted() {
-            "complete"
+        m["status"] = status.into();
+        m["steps"][step]["status"] = if result.is_ok() && !interrupted() {
+            StepStatus::Complete
         } else {
             status
-        });
+        }
+        .into();
         m["steps"][step]["end"] = json!(now_rfc3339());
         if let Err(e) = result {
             m["steps"][step]["error"] = json!(format!("{e:#}"));
@@ -543,7 +604,7 @@ pub fn create_sweep(
         let database = database_name(&plan.study.name, &name, &abs);
         let mut meta = serde_json::to_value(plan.arm_plan(&name, &arm, &database))?;
         let extra = json!({
-            "status": "pending",
+            "status": StepStatus::Pending,
             "hotlab": hotlab_info(),
             "host": host_info(),
             "start": null,

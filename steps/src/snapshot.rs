@@ -3,9 +3,13 @@
 //! I/O, checkpointer, bgwriter, statements, `server_cpu`: the CPU seconds of a server on this
 //! machine, and `host`: this machine's CPU seconds by state, steal included, both from /proc) and `snapshots/buffers.csv` (shared buffers per relation, with its partitioned parent). Long format: one row per (sample, object, metric). Counters stay cumulative;
 //! `analyze` computes deltas. A metric the server version lacks is absent, never invented.
+//! Workloads sample during a run through `start_sampler` (a thread of its own) and close the
+//! window after `wait_for_backends`.
 
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -20,21 +24,49 @@ pub const TABLES_HEADER: &[&str] = &[
     "sample", "ts", "phase", "object", "parent", "kind", "metric", "value",
 ];
 pub const SOURCES_HEADER: &[&str] = &["sample", "ts", "phase", "object", "metric", "value"];
-pub const PHASES: &[&str] = &["pre", "rampup", "measured", "post"];
-
 const TABLES_SQL: &str = include_str!("../sql/snapshot_tables.sql");
 const DATABASE_SQL: &str = include_str!("../sql/snapshot_database.sql");
 const BUFFERS_SQL: &str = include_str!("../sql/snapshot_buffers.sql");
 
-/// A sample's phase must be one of `PHASES`.
-pub fn check_phase(phase: &str) -> Result<()> {
-    if !PHASES.contains(&phase) {
-        bail!(
-            "--phase {phase:?} is not a phase; use one of {}",
-            PHASES.join(", ")
-        );
+/// The phase a sample belongs to: the `phase` column of the snapshot files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    Pre,
+    Rampup,
+    Measured,
+    Post,
+}
+
+impl Phase {
+    pub const ALL: [Phase; 4] = [Phase::Pre, Phase::Rampup, Phase::Measured, Phase::Post];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Pre => "pre",
+            Phase::Rampup => "rampup",
+            Phase::Measured => "measured",
+            Phase::Post => "post",
+        }
     }
-    Ok(())
+
+    /// A phase named on the command line; anything else is refused in one line.
+    pub fn parse(name: &str) -> Result<Phase> {
+        Phase::ALL
+            .into_iter()
+            .find(|p| p.as_str() == name)
+            .with_context(|| {
+                format!(
+                    "--phase {name:?} is not a phase; use one of {}",
+                    Phase::ALL.map(Phase::as_str).join(", ")
+                )
+            })
+    }
+}
+
+impl std::fmt::Display for Phase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// A connection that takes samples into one run directory.
@@ -175,8 +207,8 @@ impl Sampler {
     }
 
     /// Takes one sample; returns how long it took.
-    pub fn take(&mut self, phase: &str) -> Result<Duration> {
-        check_phase(phase)?;
+    pub fn take(&mut self, phase: Phase) -> Result<Duration> {
+        let phase = phase.as_str();
         let started = Instant::now();
         let sample = self.next_sample.to_string();
         let ts = now_rfc3339();
@@ -327,6 +359,96 @@ pub fn record_hot_rows(
     Ok(())
 }
 
+/// Microseconds since the epoch, now.
+pub fn epoch_us() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros() as i64)
+        .unwrap_or(0)
+}
+
+/// What the sampling thread hands back: the sampler, how many samples it took, the longest one,
+/// and when the measured window began (µs since the epoch; 0 if the ramp-up never ended).
+pub struct Sampled {
+    pub sampler: Sampler,
+    pub n: u32,
+    pub max_ms: u128,
+    pub measured_from_us: i64,
+}
+
+/// Samples on its own thread until told to stop: `rampup` samples every `every` during the
+/// ramp-up, one `measured` sample the moment it ends (the window's start), then `measured`
+/// samples every `every`. With no ramp-up the window starts now.
+pub fn start_sampler(
+    mut sampler: Sampler,
+    every: Duration,
+    rampup: Duration,
+    stop: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<Result<Sampled>> {
+    std::thread::spawn(move || {
+        let started = Instant::now();
+        let (mut n, mut max_ms) = (0u32, 0u128);
+        let mut measured_from_us = if rampup.is_zero() { epoch_us() } else { 0 };
+        let mut next = started
+            + if rampup.is_zero() {
+                every
+            } else {
+                every.min(rampup)
+            };
+        while !stop.load(Ordering::SeqCst) {
+            let now = Instant::now();
+            let took = if measured_from_us == 0 && now >= started + rampup {
+                measured_from_us = epoch_us();
+                next = now + every;
+                Some(sampler.take(Phase::Measured)?)
+            } else if now >= next {
+                next += every;
+                let phase = if measured_from_us == 0 {
+                    Phase::Rampup
+                } else {
+                    Phase::Measured
+                };
+                Some(sampler.take(phase)?)
+            } else {
+                None
+            };
+            if let Some(took) = took {
+                n += 1;
+                max_ms = max_ms.max(took.as_millis());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Ok(Sampled {
+            sampler,
+            n,
+            max_ms,
+            measured_from_us,
+        })
+    })
+}
+
+/// Waits until no session but hotlab's own is connected to `db`, so every workload backend has
+/// flushed its statistics before the closing sample.
+pub fn wait_for_backends(c: &mut postgres::Client, db: &str) -> Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let n: i64 = c
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND backend_type = 'client backend' \
+                 AND coalesce(application_name, '') NOT LIKE 'hotlab%'",
+                &[&db],
+            )?
+            .get(0);
+        if n == 0 {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            bail!("{n} sessions still connected to {db} 30 s after the workload ended");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Arm run directory (made by `cargo xtask init`)
@@ -338,14 +460,14 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
-    check_phase(&args.phase)?;
+    let phase = Phase::parse(&args.phase)?;
     let rd = RunDir::open(&args.run)?;
     let db = rd.database()?;
     let step = format!("snapshot-{}", args.phase);
     crate::server::lease::step(ctx, &rd, &step, || {
         let server = Server::ensure(ctx)?;
         let mut s = Sampler::new(&server, &db, &rd)?;
-        let took = s.take(&args.phase)?;
+        let took = s.take(phase)?;
         eprintln!(
             "hotlab: snapshot ({}) in {} ms",
             args.phase,

@@ -88,7 +88,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             ])?;
             eprintln!("hotlab: VACUUM {t}: {secs:.3} s");
         }
-        Sampler::new(&server, &db, &rd)?.take("post")?;
+        Sampler::new(&server, &db, &rd)?.take(crate::snapshot::Phase::Post)?;
         drop(c);
         // The arm's last sample is taken: its database has served. Drop it unless kept.
         let kept = args.keep_db;

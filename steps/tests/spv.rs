@@ -237,7 +237,7 @@ fn analyze_rolls_partitions_up_into_their_parent() {
     .unwrap();
     let rd = RunDir::open(&dir).unwrap();
     let mut sampler = steps::snapshot::Sampler::new(&server, db, &rd).unwrap();
-    sampler.take("measured").unwrap();
+    sampler.take(steps::snapshot::Phase::Measured).unwrap();
     c.batch_execute("UPDATE p SET v = v + 1").unwrap();
     // The statistics of this backend reach the shared counters at the end of its transaction;
     // give the cumulative statistics system its flush.
@@ -245,7 +245,7 @@ fn analyze_rolls_partitions_up_into_their_parent() {
         .unwrap();
     drop(c);
     std::thread::sleep(std::time::Duration::from_millis(1500));
-    sampler.take("measured").unwrap();
+    sampler.take(steps::snapshot::Phase::Measured).unwrap();
     drop(sampler);
     let r = analyze::load::ArmRun::load(&dir).unwrap();
     let upd = r.table("p", "n_tup_upd").delta.unwrap();

@@ -15,7 +15,7 @@ use polars_io::prelude::{CsvReadOptions, SerReader};
 use serde_json::Value;
 
 use crate::io::{csv_maps, read_json};
-use crate::rundir::RunDir;
+use crate::rundir::{RunDir, StepStatus};
 use crate::study::ArmPlan;
 
 /// First, last and delta of one metric over the measured window.
@@ -62,7 +62,7 @@ impl ArmRun {
                 "hotlab: warning: {} is damaged: {why}; it is left out",
                 dir.display()
             );
-            meta["status"] = serde_json::json!("damaged");
+            meta["status"] = StepStatus::Damaged.into();
             meta["damage"] = serde_json::json!(why);
             return Ok(ArmRun {
                 dir: dir.to_path_buf(),
@@ -79,8 +79,8 @@ impl ArmRun {
             });
         }
         // A step left `running` by a process that is gone (its lock is free): it died.
-        if meta["status"] == "running" && rd.lock_free() {
-            meta["status"] = serde_json::json!("died");
+        if StepStatus::of(&meta["status"]) == Some(StepStatus::Running) && rd.lock_free() {
+            meta["status"] = StepStatus::Died.into();
         }
         let opt_json = |name: &str| -> Value { read_json(&dir.join(name)).unwrap_or(Value::Null) };
         let resets = std::fs::read_to_string(dir.join("reset.jsonl"))

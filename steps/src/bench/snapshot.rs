@@ -36,7 +36,7 @@ pub fn bench_snapshot(ctx: &Ctx, server: &Server, load: &Load, every: f64) -> Re
     std::fs::create_dir_all(rd.file("snapshots"))?;
     let mut sampler = Sampler::new(server, "hotlab_bench_driver", &rd)?;
     for _ in 0..20 {
-        sampler.take("measured")?;
+        sampler.take(crate::snapshot::Phase::Measured)?;
     }
     let idle = sampler.taken_ms.clone();
     drop(sampler);

@@ -23,7 +23,7 @@ use super::{Profile, Shape};
 use crate::interrupt::interrupted;
 use crate::io::CsvAppender;
 use crate::server::Server;
-use crate::snapshot::Sampler;
+use crate::snapshot::{Phase, Sampler};
 
 pub const TXNS: [&str; 5] = [
     "new_order",
@@ -80,10 +80,10 @@ impl TxnStats {
         }
         self.hist.value_at_quantile(q) as f64 / 1000.0
     }
-    fn row(&self, t: f64, phase: &str, txn: &str) -> Vec<String> {
+    fn row(&self, t: f64, phase: Phase, txn: &str) -> Vec<String> {
         vec![
             format!("{t:.1}"),
-            phase.into(),
+            phase.as_str().into(),
             txn.into(),
             self.count.to_string(),
             self.errors.to_string(),
@@ -424,7 +424,7 @@ struct Collector {
 
 impl Collector {
     /// The second's counts from every VU, as rows of samples.csv, added to the interval.
-    fn second(&mut self, phase: &str) -> Result<()> {
+    fn second(&mut self, phase: Phase) -> Result<()> {
         let mut sec = new_stats();
         for s in &self.vus {
             let mut g = s.lock().unwrap();
@@ -444,7 +444,7 @@ impl Collector {
     }
 
     /// A row of samples.csv when a second has passed.
-    fn tick(&mut self, phase: &str) -> Result<()> {
+    fn tick(&mut self, phase: Phase) -> Result<()> {
         if Instant::now() >= self.next_second {
             self.second(phase)?;
         }
@@ -453,10 +453,10 @@ impl Collector {
 
     /// Closes a snapshot interval: the counts up to now as rows of workload.csv, added to the
     /// phase's totals.
-    fn interval(&mut self, phase: &str) -> Result<()> {
+    fn interval(&mut self, phase: Phase) -> Result<()> {
         self.second(phase)?;
         let t = self.start.elapsed().as_secs_f64();
-        let into = if phase == "rampup" {
+        let into = if phase == Phase::Rampup {
             &mut self.totals.0
         } else {
             &mut self.totals.1
@@ -539,19 +539,19 @@ pub fn run(
     let mut next = start + every.min(rampup.max(Duration::from_millis(1)));
     while start.elapsed() < rampup && !interrupted() {
         if Instant::now() >= next {
-            sampler.take("rampup")?;
-            c.interval("rampup")?;
+            sampler.take(crate::snapshot::Phase::Rampup)?;
+            c.interval(Phase::Rampup)?;
             next += every;
         }
-        c.tick("rampup")?;
+        c.tick(Phase::Rampup)?;
         progress.tick(&mut monitor, start, "rampup", c.errors_so_far())?;
         std::thread::sleep(Duration::from_millis(20));
     }
     if rampup > Duration::ZERO {
-        c.interval("rampup")?;
+        c.interval(Phase::Rampup)?;
     }
     // The measured window: HammerDB's start sample, then samples every interval, then its end.
-    sampler.take("measured")?;
+    sampler.take(crate::snapshot::Phase::Measured)?;
     let (nopm0, trans0) = monitor_sample(&mut monitor)?;
     let m0 = Instant::now();
     let mut next = m0 + every;
@@ -560,19 +560,19 @@ pub fn run(
         waits.tick(&mut monitor)?;
         let now = Instant::now();
         if now >= next && now < m0 + window {
-            sampler.take("measured")?;
-            c.interval("measured")?;
+            sampler.take(crate::snapshot::Phase::Measured)?;
+            c.interval(Phase::Measured)?;
             next += every;
         }
-        c.tick("measured")?;
+        c.tick(Phase::Measured)?;
         progress.tick(&mut monitor, start, "measured", c.errors_so_far())?;
         std::thread::sleep(Duration::from_millis(20));
     }
     let (nopm1, trans1) = monitor_sample(&mut monitor)?;
     let measured_s = m0.elapsed().as_secs_f64();
-    sampler.take("measured")?;
+    sampler.take(crate::snapshot::Phase::Measured)?;
     stop.store(true, Ordering::SeqCst);
-    c.interval("measured")?;
+    c.interval(Phase::Measured)?;
     let totals = c.totals;
     let mut vu_errors = vec![];
     let mut vu_cpu = 0.0;

@@ -7,8 +7,9 @@ pub mod check;
 pub mod driver;
 pub mod load;
 pub mod rng;
+pub mod run;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use crate::study::TproccSize;
 
@@ -44,6 +45,56 @@ impl Shape {
             profile: size.profile.unwrap_or_default(),
             all_warehouses: size.all_warehouses.unwrap_or(false),
         })
+    }
+
+    /// The template machinery's view of this size: HammerDB's row counts, loaded by `load`.
+    pub fn loader(self) -> super::Loader {
+        super::Loader {
+            workload: "tprocc",
+            parts: vec![("the TPROC-C loader".into(), self.ddl())],
+            expected: self
+                .expected()
+                .into_iter()
+                .map(|(t, n)| (t, Some(n)))
+                .collect(),
+            tprocc: Some(self),
+        }
+    }
+
+    /// Loads the schema, the data (HOTLAB_LOAD_THREADS connections), the transaction functions
+    /// and the profile's mark into the empty database `db`.
+    pub fn load(
+        &self,
+        server: &crate::server::Server,
+        db: &str,
+        c: &mut postgres::Client,
+    ) -> Result<()> {
+        c.batch_execute(SCHEMA)
+            .context("creating the TPROC-C schema")?;
+        let threads = match crate::env::var(crate::env::LOAD_THREADS) {
+            Some(v) => v
+                .parse::<usize>()
+                .ok()
+                .filter(|n| *n > 0)
+                .with_context(|| {
+                    format!(
+                        "{} must be a positive number, not {v:?}",
+                        crate::env::LOAD_THREADS
+                    )
+                })?,
+            None => std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(2)
+                .max(2),
+        };
+        load::load(server, db, self.warehouses, self.profile, threads, INDEXES)?;
+        c.batch_execute(FUNCTIONS)
+            .context("creating the transaction functions")?;
+        c.batch_execute(&format!(
+            "COMMENT ON TABLE district IS '{}'",
+            mark(self.profile)
+        ))?;
+        Ok(())
     }
 
     /// The DDL a build of this shape runs (schema, then after the load indexes and functions).

@@ -3,12 +3,14 @@
 //! updated by pgbench, one client, `statements` UPDATEs that each add 1 to `val` over a random
 //! block of `rows_per_statement` consecutive ids.
 
+pub mod run;
+
 use anyhow::Result;
 
 use crate::study::SpvSize;
 
-pub const DDL: &str = include_str!("../../sql/spv.sql");
-pub const SCRIPT: &str = include_str!("../../sql/spv_update.pgbench");
+pub const DDL: &str = include_str!("../../../sql/spv.sql");
+pub const SCRIPT: &str = include_str!("../../../sql/spv_update.pgbench");
 
 pub struct Shape {
     pub rows: u64,
@@ -33,6 +35,16 @@ impl Shape {
             random_seed: size.random_seed.unwrap_or(1),
             snapshot_every_s: size.snapshot_every_s.unwrap_or(1.0),
         })
+    }
+
+    /// The template machinery's view of this size: one SQL file, `rows` rows.
+    pub fn loader(&self) -> super::Loader {
+        super::Loader {
+            workload: "spv",
+            expected: vec![("spv".into(), Some(self.rows as i64))],
+            tprocc: None,
+            parts: vec![("spv.sql".into(), self.ddl())],
+        }
     }
 
     /// The DDL and load with this size's values in place.

@@ -4,6 +4,8 @@
 //! SQL, `-D name=value` for the scripts. An arm may hash-partition a table: the partitioning runs
 //! between the schema and the load, so the load writes into the leaves.
 
+pub mod run;
+
 use anyhow::{Context, Result};
 
 use crate::study::pgbench::{substitute, PgbenchFiles};
@@ -38,6 +40,17 @@ impl Shape {
                 .keys()
                 .map(|k| (k.clone(), size.var(k).unwrap_or_default()))
                 .collect(),
+        })
+    }
+
+    /// The template machinery's view of an arm: the study's files and the arm's partitioning
+    /// (part of the schema, so part of the template's key); every table must end non-empty.
+    pub fn loader(&self, plan: &crate::study::ArmPlan) -> Result<super::Loader> {
+        Ok(super::Loader {
+            workload: "pgbench",
+            expected: plan.tables.iter().map(|t| (t.clone(), None)).collect(),
+            tprocc: None,
+            parts: self.parts(files_of(plan)?, &plan.arm),
         })
     }
 

@@ -1,0 +1,239 @@
+//! The pgbench-script workload's `run` (study 001, a user's own table): pgbench runs the scripts
+//! while the sampler takes `rampup`, then `measured` samples; workload.csv and workload.json come
+//! from pgbench's per-transaction logs, check.json from the row counters.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use serde_json::json;
+
+use super::{files_of, txlog, Shape};
+use crate::ctx::Ctx;
+use crate::interrupt::interrupted;
+use crate::io::{write_json_atomic, CsvAppender};
+use crate::rundir::RunDir;
+use crate::server::Server;
+use crate::snapshot::{epoch_us, start_sampler, wait_for_backends, Sampled, Sampler};
+use crate::study::{ArmPlan, PgbenchSize};
+use crate::workload::pgbench;
+
+/// workload.csv's columns: one row per second since pgbench started.
+pub const SCRIPT_WORKLOAD_HEADER: &[&str] = &[
+    "t_s",
+    "phase",
+    "transactions",
+    "tps",
+    "failures",
+    "latency_avg_ms",
+    "latency_p50_ms",
+    "latency_p95_ms",
+    "latency_p99_ms",
+    "latency_max_ms",
+];
+
+/// Rows inserted plus updated in `table` and its partitions, as the statistics say now.
+fn rows_written(c: &mut postgres::Client, table: &str) -> Result<i64> {
+    Ok(c.query_one(
+        "SELECT coalesce(sum(s.n_tup_ins + s.n_tup_upd), 0)::bigint FROM pg_stat_user_tables s \
+         WHERE s.relid = to_regclass($1) \
+            OR s.relid IN (SELECT relid FROM pg_partition_tree(to_regclass($1)) WHERE isleaf)",
+        &[&table],
+    )
+    .with_context(|| format!("reading the statistics of {table}"))?
+    .get(0))
+}
+
+/// A pgbench-script study: pgbench runs the scripts while the sampler takes `rampup` samples,
+/// one `measured` sample when the ramp-up ends (the window's start), `measured` samples every
+/// `snapshot_every_s`, and a last one after every backend has flushed its statistics.
+/// workload.csv and workload.json come from pgbench's per-transaction logs (latency
+/// percentiles per second and over the window); check.json from the row counters.
+pub fn run(ctx: &Ctx, rd: &RunDir, plan: &ArmPlan, db: &str, size: &PgbenchSize) -> Result<()> {
+    let shape = Shape::of(size)?;
+    let files = files_of(plan)?;
+    let server = Server::ensure(ctx)?;
+    let mut scripts = vec![];
+    for s in &files.scripts {
+        let path = rd.file(&s.name);
+        std::fs::write(&path, &s.text)?;
+        scripts.push((path.display().to_string(), s.weight));
+    }
+    let mut sampler = Sampler::new(&server, db, rd)?;
+    // Counters only (no table data is read: the cache stays cold).
+    let written_before = match &files.check {
+        Some(chk) => Some(rows_written(sampler.client(), &chk.table)?),
+        None => None,
+    };
+    let rampup = Duration::from_secs_f64(shape.rampup_s);
+    let every = Duration::from_secs_f64(shape.snapshot_every_s);
+    sampler.take(if rampup.is_zero() {
+        crate::snapshot::Phase::Measured
+    } else {
+        crate::snapshot::Phase::Rampup
+    })?;
+    let args = shape.pgbench_args(files, &scripts, db);
+    let inv = pgbench::Invocation {
+        bin: server.bin("pgbench"),
+        env: server.conn.child_env(db),
+        args: args.clone(),
+        log_prefix: rd.file("pgbench_log"),
+        aggregate: false,
+    };
+    eprintln!(
+        "hotlab: pgbench: {} client(s), {} job(s), ramp-up {} s, {} on {db} (progress every 5 s)",
+        shape.clients,
+        shape.jobs,
+        shape.rampup_s,
+        match (shape.duration_s, shape.transactions) {
+            (Some(d), _) => format!("measured {d} s"),
+            (_, Some(t)) => format!("{t} transactions"),
+            _ => String::new(),
+        }
+    );
+    let stop = Arc::new(AtomicBool::new(false));
+    let start_epoch_us = epoch_us();
+    let sampling = start_sampler(sampler, every, rampup, stop.clone());
+    let result = pgbench::run(&inv, interrupted);
+    stop.store(true, Ordering::SeqCst);
+    let Sampled {
+        mut sampler,
+        n: n_samples,
+        max_ms,
+        measured_from_us: boundary,
+    } = sampling
+        .join()
+        .map_err(|_| anyhow::anyhow!("the sampling thread panicked"))??;
+    let end_epoch_us = epoch_us();
+    wait_for_backends(sampler.client(), db)?;
+    if boundary == 0 {
+        bail!(
+            "pgbench ended within the ramp-up ({} s): nothing was measured; lower rampup_s or give the size more transactions",
+            shape.rampup_s
+        );
+    }
+    sampler.take(crate::snapshot::Phase::Measured)?;
+    let (summary, _) = result?;
+
+    let txns = txlog::read(&rd.file("pgbench_log"))?;
+    let mut csv = CsvAppender::open(&rd.file("workload.csv"), SCRIPT_WORKLOAD_HEADER)?;
+    let opt = |v: Option<f64>| v.map(|x| format!("{x:.3}")).unwrap_or_default();
+    let mut i = 0;
+    let mut second = 0i64;
+    while i < txns.len() {
+        let until = start_epoch_us + (second + 1) * 1_000_000;
+        let j = i + txns[i..].iter().take_while(|t| t.end_us < until).count();
+        let f = txlog::figures(&txns[i..j]);
+        // A second that began inside the ramp-up is the ramp-up's.
+        let phase = if until - 1_000_000 < boundary {
+            "rampup"
+        } else {
+            "measured"
+        };
+        csv.row(&[
+            second.to_string(),
+            phase.into(),
+            f.transactions.to_string(),
+            f.transactions.to_string(),
+            f.failures.to_string(),
+            opt(f.latency_avg_ms),
+            opt(f.latency_p50_ms),
+            opt(f.latency_p95_ms),
+            opt(f.latency_p99_ms),
+            opt(f.latency_max_ms),
+        ])?;
+        i = j;
+        second += 1;
+    }
+    let window: Vec<txlog::Txn> = txns
+        .iter()
+        .copied()
+        .filter(|t| t.end_us >= boundary)
+        .collect();
+    let measured = txlog::figures(&window);
+    // The window's latencies as a histogram: analyze pools an arm's repeats by merging these.
+    let mut hist = crate::stats::new_histogram();
+    for t in &window {
+        if let Some(l) = t.latency_us {
+            let _ = hist.record(l.max(1));
+        }
+    }
+    let measured_s = (end_epoch_us - boundary) as f64 / 1e6;
+    let last_end = txns.last().map(|t| t.end_us).unwrap_or(end_epoch_us);
+    let final_from = last_end - every.as_micros() as i64;
+    let final_n = window
+        .iter()
+        .filter(|t| t.end_us > final_from && t.latency_us.is_some())
+        .count();
+    let all = txlog::figures(&txns);
+    let version = crate::proc::version(&server.bin("pgbench"));
+    let out = json!({
+        "workload": "pgbench",
+        "tool": version,
+        "command": std::iter::once("pgbench".to_string()).chain(args).collect::<Vec<_>>(),
+        "scripts": files.scripts.iter().map(|s| json!({"file": s.name, "weight": s.weight})).collect::<Vec<_>>(),
+        "protocol": files.protocol.name(),
+        "clients": shape.clients,
+        "jobs": shape.jobs,
+        "random_seed": shape.random_seed,
+        "rampup_s": shape.rampup_s,
+        "measured_s": measured_s,
+        "start_epoch_us": start_epoch_us,
+        "measured_from_epoch_us": boundary,
+        "transactions": measured.transactions,
+        "failed": measured.failures,
+        "tps": measured.transactions as f64 / measured_s.max(1e-9),
+        "tps_final_sample": final_n as f64 / every.as_secs_f64(),
+        "final_sample_s": every.as_secs_f64(),
+        "latency_avg_ms": measured.latency_avg_ms,
+        "latency_p50_ms": measured.latency_p50_ms,
+        "latency_p95_ms": measured.latency_p95_ms,
+        "latency_p99_ms": measured.latency_p99_ms,
+        "latency_max_ms": measured.latency_max_ms,
+        "hist_us": crate::stats::hist_buckets(&hist),
+        "transactions_all": all.transactions,
+        "failed_all": all.failures,
+        "pgbench_reported": {"transactions": summary.transactions, "failed": summary.failed,
+                              "tps": summary.tps, "latency_avg_ms": summary.latency_avg_ms},
+        "wall_s": summary.wall_s,
+        "samples_during_run": n_samples,
+        "sample_ms_max": max_ms,
+        "interrupted": interrupted(),
+    });
+    write_json_atomic(&rd.file("workload.json"), &out)?;
+
+    if let (Some(chk), Some(before)) = (&files.check, written_before) {
+        let after = rows_written(sampler.client(), &chk.table)?;
+        let expected = all.transactions as i64 * chk.rows_per_transaction as i64;
+        let ok = after - before == expected || interrupted();
+        rd.write_check(
+            &format!(
+                "Δ(n_tup_ins + n_tup_upd) of {} (partitions added up) = {} × transactions committed",
+                chk.table, chk.rows_per_transaction
+            ),
+            expected,
+            after - before,
+            ok,
+        )?;
+        if !ok {
+            bail!(
+                "check failed: {} rows written to {} for {} committed transactions (expected {expected})",
+                after - before,
+                chk.table,
+                all.transactions
+            );
+        }
+    }
+    // After the closing sample: this read of the table changes nothing measured.
+    if let Some(h) = &files.hot_rows {
+        crate::snapshot::record_hot_rows(sampler.client(), rd, h, "end")?;
+    }
+    eprintln!(
+        "hotlab: {} transactions in the measured {measured_s:.1} s ({:.1} TPS; p95 {} ms)",
+        measured.transactions,
+        measured.transactions as f64 / measured_s.max(1e-9),
+        opt(measured.latency_p95_ms)
+    );
+    Ok(())
+}

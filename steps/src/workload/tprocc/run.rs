@@ -1,0 +1,95 @@
+//! TPROC-C's `run`: the driver (driver.rs) on the arm's database, the server confined to the
+//! size's RAM for the run where the platform allows, and this machine's churn recorded for the
+//! next scale model.
+
+use anyhow::{Context, Result};
+
+use super::Shape;
+use crate::ctx::Ctx;
+use crate::io::write_json_atomic;
+use crate::rundir::RunDir;
+use crate::server::Server;
+use crate::snapshot::{wait_for_backends, Sampler};
+use crate::study::{ArmPlan, TproccSize};
+
+/// Runs TPROC-C on the arm's database, confined to the size's RAM where it states one.
+pub fn run(ctx: &Ctx, rd: &RunDir, plan: &ArmPlan, db: &str, size: &TproccSize) -> Result<()> {
+    let shape = Shape::of(size)?;
+    let server = Server::ensure(ctx)?;
+    super::check_database(&mut server.connect(db)?, db, shape.profile)?;
+    let mut sampler = Sampler::new(&server, db, rd)?;
+    eprintln!(
+        "hotlab: tprocc ({}): {} VUs on {} warehouse(s), ramp-up {} s, measured {} s",
+        shape.profile.name(),
+        shape.vus,
+        shape.warehouses,
+        shape.rampup_s,
+        shape.duration_s
+    );
+    let (limit, mut memory_limit) = confine(&server, size.ram.as_deref())?;
+    if !memory_limit.is_null() {
+        rd.set_meta("memory_limit", memory_limit.clone())?;
+    }
+    let out = super::driver::run(&server, db, &shape, &mut sampler, &rd.path);
+    if let Some(c) = &limit {
+        let (now, peak) = c.usage();
+        memory_limit["usage_bytes_end"] = serde_json::json!(now);
+        memory_limit["usage_bytes_peak"] = serde_json::json!(peak);
+        rd.set_meta("memory_limit", memory_limit)?;
+    }
+    drop(limit);
+    let out = out.context("the TPROC-C run did not finish (the samples taken so far are kept)")?;
+    write_json_atomic(&rd.file("workload.json"), &out.json)?;
+    // A complete run of a scale model tells the next `init` how fast this machine churns.
+    if plan.scale.is_some() && !out.interrupted && out.nopm > 0.0 {
+        let key = crate::churn::key(&plan.study, &plan.size, shape.warehouses, shape.vus);
+        crate::churn::record(&ctx.home, &key, out.nopm / shape.warehouses as f64)?;
+    }
+    wait_for_backends(sampler.client(), db)?;
+    sampler.take(crate::snapshot::Phase::Post)?;
+    eprintln!("hotlab: NOPM {:.0}, TPM {:.0}", out.nopm, out.tpm);
+    Ok(())
+}
+/// Confines the server to the size's RAM (page cache included) for the workload, where the size
+/// states one and the platform allows. Returns the confinement and meta.json's `memory_limit`:
+/// what was applied, or why not.
+fn confine(
+    server: &Server,
+    ram: Option<&str>,
+) -> Result<(
+    Option<crate::server::memlimit::Confinement>,
+    serde_json::Value,
+)> {
+    let Some(ram) = ram else {
+        return Ok((None, serde_json::Value::Null));
+    };
+    let bytes = (crate::study::scale::parse_kb(ram)? * 1024.0) as u64;
+    let pid = server.embedded.as_ref().and_then(|e| e.pid());
+    let outcome = match pid {
+        None => Err(format!(
+            "the {:?} server does not run on this machine under hotlab",
+            server.kind
+        )),
+        Some(pid) => crate::server::memlimit::confine(pid as i32, bytes),
+    };
+    Ok(match outcome {
+        Ok(c) => {
+            eprintln!(
+                "hotlab: server confined to {ram} of memory, page cache included (cgroup v{}: {})",
+                c.version,
+                c.path().display()
+            );
+            let m = serde_json::json!({"applied": true, "bytes": bytes, "ram": ram,
+                                       "cgroup_version": c.version,
+                                       "cgroup": c.path().display().to_string()});
+            (Some(c), m)
+        }
+        Err(why) => {
+            eprintln!("hotlab: not confining the server to {ram}: {why}");
+            (
+                None,
+                serde_json::json!({"applied": false, "bytes": bytes, "ram": ram, "why": why}),
+            )
+        }
+    })
+}
