@@ -91,6 +91,13 @@ pub fn hist_buckets(h: &Histogram<u64>) -> Vec<[u64; 2]> {
 }
 
 /// The inverse of `hist_buckets`, added into `into`.
+/// Adds `[[µs, count], …]` buckets (a typed workload.json's `hist_us`) into a histogram.
+pub fn add_pairs(into: &mut Histogram<u64>, buckets: &[[u64; 2]]) {
+    for [v, n] in buckets {
+        let _ = into.record_n((*v).max(1), *n);
+    }
+}
+
 pub fn add_buckets(into: &mut Histogram<u64>, buckets: &Value) {
     for b in buckets.as_array().into_iter().flatten() {
         if let (Some(v), Some(n)) = (b[0].as_u64(), b[1].as_u64()) {

@@ -17,6 +17,7 @@ use serde_json::Value;
 use crate::io::{csv_maps, read_json};
 use crate::rundir::{RunDir, StepStatus};
 use crate::study::ArmPlan;
+use crate::workload::tprocc::files::WorkloadJson as TproccJson;
 
 /// First, last and delta of one metric over the measured window.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -38,6 +39,8 @@ pub struct ArmRun {
     pub meta: Value,
     pub fillfactor: Value,
     pub workload: Value,
+    /// workload.json typed, for a TPROC-C run (None for other workloads, or no run yet).
+    pub tprocc: Option<TproccJson>,
     pub resets: Vec<Value>,
     /// snapshots/tables.csv: windows and series per (object, metric), partitions rolled up
     pub tables: Snapshots,
@@ -69,6 +72,7 @@ impl ArmRun {
                 plan,
                 fillfactor: Value::Null,
                 workload: Value::Null,
+                tprocc: None,
                 resets: vec![],
                 tables: Snapshots::default(),
                 database: Snapshots::default(),
@@ -88,11 +92,13 @@ impl ArmRun {
             .lines()
             .filter_map(|l| serde_json::from_str(l).ok())
             .collect();
+        let workload = opt_json("workload.json");
         Ok(ArmRun {
             dir: dir.to_path_buf(),
             plan,
             fillfactor: opt_json("fillfactor.json"),
-            workload: opt_json("workload.json"),
+            tprocc: TproccJson::of(&workload),
+            workload,
             resets,
             tables: snapshots(&dir.join("snapshots/tables.csv"))?,
             database: snapshots(&dir.join("snapshots/database.csv"))?,

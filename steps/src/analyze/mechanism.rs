@@ -16,8 +16,9 @@ use serde_json::{json, Value};
 use super::arms::{figure, ArmStats, Figure};
 use super::load::ArmRun;
 use super::{bytes, charts, md_table, num, spread_cell as cell};
+use crate::stats::add_pairs;
 use crate::stats::Stats;
-use crate::workload::tprocc::driver::{add_buckets, new_histogram, TXNS};
+use crate::workload::tprocc::driver::{new_histogram, TXNS};
 
 /// Heap growth, blocks read and blocks hit of one table over the window.
 pub type TableMech = (Option<f64>, Option<f64>, Option<f64>);
@@ -121,7 +122,7 @@ pub fn of(r: &ArmRun, tables: &[&str]) -> Mech {
         name: r.name(),
         arm: r.arm(),
         complete: r.status() == "complete",
-        nopm: r.workload["nopm"].as_f64(),
+        nopm: r.tprocc.as_ref().map(|w| w.nopm),
         txns,
         wal_per_txn: per(r.source("lsn", "insert_lsn_bytes").delta, txns, 1.0),
         ckpt_timed: r.source("checkpointer", "num_timed").delta,
@@ -140,7 +141,7 @@ pub fn of(r: &ArmRun, tables: &[&str]) -> Mech {
         ram_peak: r.meta["memory_limit"]["usage_bytes_peak"].as_f64(),
         server_cores: per(
             r.source("server_cpu", "cpu_s").delta,
-            r.workload["duration_s"].as_f64(),
+            r.tprocc.as_ref().map(|w| w.duration_s),
             1.0,
         ),
         machine_cores: r.meta["host"]["cores"].as_f64(),
@@ -477,10 +478,10 @@ pub fn latency(runs: &[ArmRun]) -> (String, Value, Vec<(String, String)>) {
         .map(|(arm, rs)| {
             let mut hs = BTreeMap::new();
             for r in rs {
+                let Some(w) = &r.tprocc else { continue };
                 for t in TXNS {
-                    let b = &r.workload["transactions"][t]["hist_us"];
-                    if b.is_array() {
-                        add_buckets(hs.entry(t).or_insert_with(new_histogram), b);
+                    if let Some(f) = w.transactions.get(t).filter(|f| !f.hist_us.is_empty()) {
+                        add_pairs(hs.entry(t).or_insert_with(new_histogram), &f.hist_us);
                     }
                 }
             }
@@ -562,14 +563,11 @@ pub fn waits(runs: &[ArmRun]) -> (String, Value) {
         .map(|(arm, rs)| {
             let (mut counts, mut slots) = (BTreeMap::new(), 0.0);
             for r in rs {
-                let w = &r.workload["wait_events"];
-                let (Some(samples), Some(c)) = (w["samples"].as_f64(), w["counts"].as_object())
-                else {
-                    continue;
-                };
-                slots += samples * r.workload["vus"].as_f64().unwrap_or(1.0);
-                for (k, v) in c {
-                    *counts.entry(k.clone()).or_default() += v.as_f64().unwrap_or(0.0);
+                let Some(w) = &r.tprocc else { continue };
+                let Some(e) = &w.wait_events else { continue };
+                slots += e.samples as f64 * w.vus.max(1) as f64;
+                for (k, v) in &e.counts {
+                    *counts.entry(k.clone()).or_default() += *v as f64;
                 }
             }
             (arm, counts, slots)

@@ -137,7 +137,7 @@ fn table_figures(r: &ArmRun, t: &str) -> Value {
 }
 
 fn figures(r: &ArmRun) -> RunFigures {
-    let w = &r.workload;
+    let w = r.tprocc.as_ref();
     let wal = r.source("lsn", "insert_lsn_bytes").delta;
     let txns = r.source("cluster", "xact_total").delta;
     let ckpt = r.source("checkpointer", "num_done").delta;
@@ -146,9 +146,9 @@ fn figures(r: &ArmRun) -> RunFigures {
         name: r.name(),
         arm: r.arm(),
         complete: r.status() == "complete",
-        nopm: w["nopm"].as_f64(),
-        tpm: w["tpm"].as_f64(),
-        ratio: w["tpm_per_nopm"].as_f64(),
+        nopm: w.map(|w| w.nopm),
+        tpm: w.map(|w| w.tpm),
+        ratio: w.map(|w| w.tpm_per_nopm),
         tables: TABLES.iter().map(|t| (*t, table_figures(r, t))).collect(),
         wal_bytes: wal,
         wal_per_txn: match (wal, txns) {
@@ -209,7 +209,10 @@ struct Cx<'a> {
 pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
     let figs: Vec<RunFigures> = runs.iter().map(figures).collect();
     let arms = super::by_arm(&figs, |f| f.arm.clone(), |f| f.complete);
-    let ours_wh = runs.first().and_then(|r| r.workload["warehouses"].as_f64());
+    let ours_wh = runs
+        .first()
+        .and_then(|r| r.tprocc.as_ref())
+        .map(|w| w.warehouses as f64);
     let wh = reference_warehouses(ours_wh);
     let wh_note = match ours_wh {
         Some(w) if w as u32 == wh => format!("{wh} warehouses, as ours"),
@@ -333,14 +336,14 @@ fn throughput_per_run(c: &Cx) -> String {
         .iter()
         .zip(c.figs)
         .map(|(r, f)| {
-            let w = &r.workload;
+            let w = r.tprocc.as_ref();
             vec![
                 f.name.clone(),
                 r.status(),
-                w["profile"].as_str().unwrap_or("–").to_string(),
-                num(w["warehouses"].as_f64(), 0),
-                num(w["vus"].as_f64(), 0),
-                num(w["duration_s"].as_f64(), 0),
+                w.map_or("–".into(), |w| w.profile.clone()),
+                num(w.map(|w| w.warehouses as f64), 0),
+                num(w.map(|w| w.vus as f64), 0),
+                num(w.map(|w| w.duration_s), 0),
                 num(f.nopm, 0),
                 num(f.tpm, 0),
                 num(f.ratio, 2),
@@ -702,7 +705,7 @@ fn runs_json(c: &Cx) -> Value {
             "arm": f.name, "arm_name": f.arm, "dir": r.dir,
             "fillfactor": r.plan.arm.fillfactor, "status": r.status(),
             "nopm": f.nopm, "tpm": f.tpm, "tpm_per_nopm": f.ratio,
-            "duration_s": r.workload["duration_s"], "wal_bytes": f.wal_bytes,
+            "duration_s": r.tprocc.as_ref().map(|w| w.duration_s), "wal_bytes": f.wal_bytes,
             "wal_bytes_per_txn": f.wal_per_txn, "checkpoints": f.checkpoints,
             "vacuum_stock_s": f.vacuum_stock, "stock_heap_growth_bytes": f.stock_growth,
             "tables": f.tables,

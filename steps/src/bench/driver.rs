@@ -1,6 +1,10 @@
-//! `bench driver`: hotlab's TPROC-C driver against pgbench running the same functions with the
-//! same 10/10/1/1/1 mix (weighted `-f` scripts), same clients and duration: TPS and client CPU
-//! seconds per 1,000 transactions. Also the driver run `bench snapshot` repeats.
+//! `bench driver`: hotlab's TPROC-C driver against pgbench doing the same server work: the same
+//! functions (New-Order through the same exception wrapper in both arms), the same 10/10/1/1/1
+//! mix (weighted `-f` scripts), each client on the same home warehouses (HammerDB's
+//! all-warehouses lists: client k draws from k, k + clients, …), same clients and duration.
+//! Per arm: TPS, and where a transaction's time goes: server execution (pg_stat_statements,
+//! top-level calls), client CPU, and the rest (round trips, lock waits, scheduling). Also the
+//! driver run `bench snapshot` repeats.
 
 use anyhow::{bail, Result};
 use serde_json::json;
@@ -43,13 +47,31 @@ const PGBENCH_SCRIPTS: &[(&str, &str, u32)] = &[
 ];
 const WRAPPERS: &str = include_str!("../../sql/bench/pgbench_wrappers.sql");
 
+const DB: &str = "hotlab_bench_driver";
+
+/// A fresh copy of the template with the wrapper, and pg_stat_statements emptied, so the server
+/// time read after the run is this run's.
 pub fn fresh_db(server: &Server, template: &str) -> Result<()> {
-    server.drop_own_database("hotlab_bench_driver")?;
-    server.create_own_database("hotlab_bench_driver", Some(template))?;
-    server
-        .connect("hotlab_bench_driver")?
-        .batch_execute(WRAPPERS)?;
+    server.drop_own_database(DB)?;
+    server.create_own_database(DB, Some(template))?;
+    let mut c = server.connect(DB)?;
+    c.batch_execute(WRAPPERS)?;
+    c.batch_execute("SELECT pg_stat_statements_reset()")?;
     Ok(())
+}
+
+/// The five transactions' top-level calls in the benchmark database since `fresh_db`: server
+/// execution milliseconds per call, and the calls.
+fn server_ms_per_call(server: &Server) -> Result<(f64, i64)> {
+    let r = server.connect(DB)?.query_one(
+        "SELECT coalesce(sum(s.total_exec_time), 0)::float8, coalesce(sum(s.calls), 0)::int8 \
+         FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid \
+         WHERE d.datname = $1 AND s.toplevel \
+           AND s.query ~* '^select (neword_caught|payment|ostat|delivery|slev)\\('",
+        &[&DB],
+    )?;
+    let (ms, calls): (f64, i64) = (r.get(0), r.get(1));
+    Ok((if calls > 0 { ms / calls as f64 } else { 0.0 }, calls))
 }
 
 pub fn bench_driver(ctx: &Ctx, server: &Server, load: &Load) -> Result<()> {
@@ -77,16 +99,19 @@ pub fn bench_driver(ctx: &Ctx, server: &Server, load: &Load) -> Result<()> {
             let c0 = cpu_seconds(libc::RUSAGE_SELF);
             let (out, _) = driver_run(server, &template, &shape, &dir.join(format!("hotlab-{k}")))?;
             let process = cpu_seconds(libc::RUSAGE_SELF) - c0;
+            let (server_ms, _) = server_ms_per_call(server)?;
             // The load generator is the VU threads; the monitor and the statistics sampler
             // (which pgbench does not have) are reported apart.
             let t = out.client_transactions_per_s;
             let per_k = out.vu_cpu_s / (t * duration / 1000.0);
             let per_k_process = process / (t * duration / 1000.0);
             eprintln!(
-                "  hotlab driver: {t:.1} TPS, {per_k:.3} CPU s per 1,000 (whole process {per_k_process:.3})"
+                "  hotlab driver: {t:.1} TPS, {per_k:.3} CPU s per 1,000 (whole process {per_k_process:.3}), server {server_ms:.3} ms per call"
             );
             Ok(figures(&[
                 ("tps", t),
+                ("server_ms_per_txn", server_ms),
+                ("wall_ms_per_txn", 1000.0 * vus as f64 / t.max(1e-9)),
                 ("cpu_s", out.vu_cpu_s),
                 ("process_cpu_s", process),
                 ("cpu_s_per_1000", per_k),
@@ -106,17 +131,21 @@ pub fn bench_driver(ctx: &Ctx, server: &Server, load: &Load) -> Result<()> {
                 format!("{}", duration.round() as i64),
                 "-D".into(),
                 format!("max_w={warehouses}"),
+                "-D".into(),
+                format!("vus={vus}"),
+                "-D".into(),
+                format!("per={}", (warehouses as u32).div_ceil(vus).max(1)),
             ];
             for (name, _, w) in PGBENCH_SCRIPTS {
                 a.push("-f".into());
                 a.push(format!("{}@{w}", dir.join(name).display()));
             }
-            a.push("hotlab_bench_driver".into());
+            a.push(DB.into());
             let c0 = cpu_seconds(libc::RUSAGE_CHILDREN);
             let run = crate::proc::run_killable(
                 "pgbench",
                 duct::cmd(server.bin("pgbench"), &a)
-                    .full_env(libpq_env(server, "hotlab_bench_driver")),
+                    .full_env(libpq_env(server, DB)),
             )?;
             let c = cpu_seconds(libc::RUSAGE_CHILDREN) - c0;
             if !run.status.success() {
@@ -128,16 +157,21 @@ pub fn bench_driver(ctx: &Ctx, server: &Server, load: &Load) -> Result<()> {
             let s = pgbench::parse_summary(&run.output);
             let t = s.tps.unwrap_or(0.0);
             let per_k = c / (s.transactions as f64 / 1000.0);
-            eprintln!("  pgbench:       {t:.1} TPS, {per_k:.3} CPU s per 1,000");
+            let (server_ms, _) = server_ms_per_call(server)?;
+            eprintln!(
+                "  pgbench:       {t:.1} TPS, {per_k:.3} CPU s per 1,000, server {server_ms:.3} ms per call"
+            );
             Ok(figures(&[
                 ("tps", t),
+                ("server_ms_per_txn", server_ms),
+                ("wall_ms_per_txn", 1000.0 * vus as f64 / t.max(1e-9)),
                 ("transactions", s.transactions as f64),
                 ("cpu_s", c),
                 ("cpu_s_per_1000", per_k),
             ]))
         }
     })?;
-    server.drop_own_database("hotlab_bench_driver")?;
+    server.drop_own_database(DB)?;
     let tps_ratio = samples.ratio(("hotlab", "tps"), ("pgbench", "tps"));
     let cpu_ratio = samples.ratio(("hotlab", "cpu_s_per_1000"), ("pgbench", "cpu_s_per_1000"));
     println!(
@@ -160,6 +194,18 @@ pub fn bench_driver(ctx: &Ctx, server: &Server, load: &Load) -> Result<()> {
     println!(
         "  TPS ratio {tps_ratio:.2} (target >= 1.0); CPU ratio {cpu_ratio:.2} (target <= 1.0)"
     );
+    // Where a transaction's time goes, per client: wall = clients / TPS; the server's execution
+    // of the call; the client's CPU; the rest is round trips, lock waits and scheduling.
+    println!("  per transaction and client (ms): wall = server + client CPU + rest");
+    for arm in ["hotlab", "pgbench"] {
+        let wall = samples.mean(arm, "wall_ms_per_txn");
+        let srv = samples.mean(arm, "server_ms_per_txn");
+        let cpu = samples.mean(arm, "cpu_s_per_1000");
+        println!(
+            "  {arm:<8} {wall:>7.3} = {srv:.3} + {cpu:.3} + {:.3}",
+            wall - srv - cpu
+        );
+    }
     write_json_atomic(
         &dir.join("result.json"),
         &json!({"what": "driver", "warehouses": warehouses, "vus": vus, "duration_s": duration,
@@ -183,7 +229,12 @@ pub fn driver_run(
         path: dir.to_path_buf(),
     };
     std::fs::create_dir_all(rd.file("snapshots"))?;
-    let mut sampler = Sampler::new(server, "hotlab_bench_driver", &rd)?;
-    let out = tprocc::driver::run(server, "hotlab_bench_driver", shape, &mut sampler, &rd.path)?;
+    let mut sampler = Sampler::new(server, DB, &rd)?;
+    // The same New-Order call as pgbench's script: through the exception wrapper.
+    let shape = tprocc::Shape {
+        neword: "neword_caught",
+        ..shape.clone()
+    };
+    let out = tprocc::driver::run(server, DB, &shape, &mut sampler, &rd.path)?;
     Ok((out, sampler.taken_ms.clone()))
 }

@@ -16,8 +16,8 @@ use anyhow::{Context, Result};
 use hdrhistogram::Histogram;
 
 pub use crate::stats::{add_buckets, hist_buckets, new_histogram};
-use serde_json::{json, Value};
 
+use super::files::{TxnFigures, WaitEvents, WorkloadJson};
 use super::rng::{lastname, Rng};
 use super::{Profile, Shape};
 use crate::interrupt::interrupted;
@@ -102,14 +102,22 @@ impl TxnStats {
             ),
         ]
     }
-    fn json(&self) -> Value {
-        json!({
-            "count": self.count, "errors": self.errors, "rollbacks": self.rollbacks,
-            "p50_ms": self.ms(0.5), "p90_ms": self.ms(0.9), "p95_ms": self.ms(0.95),
-            "p99_ms": self.ms(0.99),
-            "max_ms": if self.hist.is_empty() { 0.0 } else { self.hist.max() as f64 / 1000.0 },
-            "hist_us": hist_buckets(&self.hist),
-        })
+    fn figures(&self) -> TxnFigures {
+        TxnFigures {
+            count: self.count,
+            errors: self.errors,
+            rollbacks: self.rollbacks,
+            p50_ms: self.ms(0.5),
+            p90_ms: self.ms(0.9),
+            p95_ms: self.ms(0.95),
+            p99_ms: self.ms(0.99),
+            max_ms: if self.hist.is_empty() {
+                0.0
+            } else {
+                self.hist.max() as f64 / 1000.0
+            },
+            hist_us: hist_buckets(&self.hist),
+        }
     }
 }
 
@@ -127,6 +135,7 @@ struct Vu {
     /// Warehouses this VU draws from: its home one, or its list in all-warehouses mode.
     warehouses: Vec<i32>,
     stock_level_d: i32,
+    neword: &'static str,
 }
 
 impl Vu {
@@ -188,8 +197,10 @@ fn vu_loop(
 ) -> Result<f64> {
     let cpu0 = thread_cpu_seconds();
     let spec = vu.profile == Profile::Spec;
-    let no = client
-        .prepare("SELECT neword($1::int4, $2::int4, $3::int4, $4::int4, $5::int4, $6::bool)")?;
+    let no = client.prepare(&format!(
+        "SELECT {}($1::int4, $2::int4, $3::int4, $4::int4, $5::int4, $6::bool)",
+        vu.neword
+    ))?;
     let pay = client.prepare(
         "SELECT payment($1::int4, $2::int4, $3::int4, $4::int4, $5::int4, $6::bool, ($7::int4 / 100.0)::numeric, $8::text, $9::bool)",
     )?;
@@ -299,7 +310,7 @@ pub struct Outcome {
     pub vu_cpu_s: f64,
     pub interrupted: bool,
     /// workload.json (docs/run-directory.md).
-    pub json: Value,
+    pub file: WorkloadJson,
 }
 
 fn monitor_sample(c: &mut postgres::Client) -> Result<(i64, i64)> {
@@ -402,9 +413,12 @@ impl Waits {
         Ok(())
     }
 
-    fn json(&self) -> Value {
-        json!({ "every_ms": WAIT_EVERY.as_millis() as u64, "samples": self.samples,
-                "counts": self.counts })
+    fn figures(&self) -> WaitEvents {
+        WaitEvents {
+            every_ms: WAIT_EVERY.as_millis() as u64,
+            samples: self.samples,
+            counts: self.counts.clone(),
+        }
     }
 }
 
@@ -510,6 +524,7 @@ pub fn run(
             profile: shape.profile,
             max_w,
             warehouses,
+            neword: shape.neword,
         };
         let stats = Arc::new(Mutex::new(new_stats()));
         let (s2, stop2) = (stats.clone(), stop.clone());
@@ -586,41 +601,40 @@ pub fn run(
     let mins = measured_s / 60.0;
     let nopm = (nopm1 - nopm0) as f64 / mins;
     let tpm = (trans1 - trans0) as f64 / mins;
-    let per_txn: serde_json::Map<String, Value> = (0..5)
-        .map(|i| (TXNS[i].to_string(), totals.1[i].json()))
-        .collect();
-    let rampup_txn: serde_json::Map<String, Value> = (0..5)
-        .map(|i| (TXNS[i].to_string(), json!(totals.0[i].count)))
-        .collect();
     let client_tx: u64 = totals.1.iter().map(|t| t.count + t.rollbacks).sum();
     if !vu_errors.is_empty() {
         anyhow::bail!("virtual users failed: {}", vu_errors.join("; "));
     }
+    let file = WorkloadJson {
+        workload: "tprocc".into(),
+        profile: shape.profile.name().into(),
+        warehouses: shape.warehouses,
+        vus: shape.vus,
+        all_warehouses: shape.all_warehouses,
+        rampup_s: shape.rampup_s,
+        duration_s: measured_s,
+        nopm,
+        tpm,
+        tpm_per_nopm: if nopm > 0.0 { tpm / nopm } else { 0.0 },
+        new_orders: nopm1 - nopm0,
+        server_transactions: trans1 - trans0,
+        client_transactions_per_s: client_tx as f64 / measured_s,
+        vu_cpu_s: vu_cpu,
+        transactions: (0..5)
+            .map(|i| (TXNS[i].to_string(), totals.1[i].figures()))
+            .collect(),
+        rampup_transactions: (0..5)
+            .map(|i| (TXNS[i].to_string(), totals.0[i].count))
+            .collect(),
+        wait_events: Some(waits.figures()),
+        interrupted: interrupted(),
+    };
     Ok(Outcome {
         nopm,
         tpm,
-        client_transactions_per_s: client_tx as f64 / measured_s,
+        client_transactions_per_s: file.client_transactions_per_s,
         vu_cpu_s: vu_cpu,
-        interrupted: interrupted(),
-        json: json!({
-            "workload": "tprocc",
-            "profile": shape.profile.name(),
-            "warehouses": shape.warehouses,
-            "vus": shape.vus,
-            "all_warehouses": shape.all_warehouses,
-            "rampup_s": shape.rampup_s,
-            "duration_s": measured_s,
-            "nopm": nopm,
-            "tpm": tpm,
-            "tpm_per_nopm": if nopm > 0.0 { tpm / nopm } else { 0.0 },
-            "new_orders": nopm1 - nopm0,
-            "server_transactions": trans1 - trans0,
-            "client_transactions_per_s": client_tx as f64 / measured_s,
-            "vu_cpu_s": vu_cpu,
-            "transactions": per_txn,
-            "rampup_transactions": rampup_txn,
-            "wait_events": waits.json(),
-            "interrupted": interrupted(),
-        }),
+        interrupted: file.interrupted,
+        file,
     })
 }

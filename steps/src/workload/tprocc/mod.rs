@@ -5,6 +5,7 @@
 
 pub mod check;
 pub mod driver;
+pub mod files;
 pub mod load;
 pub mod rng;
 pub mod run;
@@ -29,6 +30,9 @@ pub struct Shape {
     pub snapshot_every_s: f64,
     pub profile: Profile,
     pub all_warehouses: bool,
+    /// The New-Order function the VUs call: `neword`, or in the driver benchmark the wrapper
+    /// that catches the 1 % invalid-item error as pgbench's script must (`neword_caught`).
+    pub neword: &'static str,
 }
 
 impl Shape {
@@ -44,6 +48,7 @@ impl Shape {
             snapshot_every_s: size.snapshot_every_s.unwrap_or(duration_s),
             profile: size.profile.unwrap_or_default(),
             all_warehouses: size.all_warehouses.unwrap_or(false),
+            neword: "neword",
         })
     }
 

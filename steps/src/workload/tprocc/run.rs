@@ -39,7 +39,7 @@ pub fn run(ctx: &Ctx, rd: &RunDir, plan: &ArmPlan, db: &str, size: &TproccSize) 
     }
     drop(limit);
     let out = out.context("the TPROC-C run did not finish (the samples taken so far are kept)")?;
-    write_json_atomic(&rd.file("workload.json"), &out.json)?;
+    write_json_atomic(&rd.file("workload.json"), &out.file)?;
     // A complete run of a scale model tells the next `init` how fast this machine churns.
     if plan.scale.is_some() && !out.interrupted && out.nopm > 0.0 {
         let key = crate::churn::key(&plan.study, &plan.size, shape.warehouses, shape.vus);
