@@ -96,79 +96,15 @@ pub fn bench_driver(ctx: &Ctx, server: &Server, load: &Load) -> Result<()> {
     };
     let samples = runner.run(|arm, k| {
         if arm == "hotlab" {
-            let c0 = cpu_seconds(libc::RUSAGE_SELF);
-            let (out, _) = driver_run(server, &template, &shape, &dir.join(format!("hotlab-{k}")))?;
-            let process = cpu_seconds(libc::RUSAGE_SELF) - c0;
-            let (server_ms, _) = server_ms_per_call(server)?;
-            // The load generator is the VU threads; the monitor and the statistics sampler
-            // (which pgbench does not have) are reported apart.
-            let t = out.client_transactions_per_s;
-            let per_k = out.vu_cpu_s / (t * duration / 1000.0);
-            let per_k_process = process / (t * duration / 1000.0);
-            eprintln!(
-                "  hotlab driver: {t:.1} TPS, {per_k:.3} CPU s per 1,000 (whole process {per_k_process:.3}), server {server_ms:.3} ms per call"
-            );
-            Ok(figures(&[
-                ("tps", t),
-                ("server_ms_per_txn", server_ms),
-                ("wall_ms_per_txn", 1000.0 * vus as f64 / t.max(1e-9)),
-                ("cpu_s", out.vu_cpu_s),
-                ("process_cpu_s", process),
-                ("cpu_s_per_1000", per_k),
-                ("process_cpu_s_per_1000", per_k_process),
-            ]))
+            hotlab_run(
+                server,
+                &template,
+                &shape,
+                &dir.join(format!("hotlab-{k}")),
+                duration,
+            )
         } else {
-            fresh_db(server, &template)?;
-            let mut a = vec![
-                "-n".to_string(),
-                "-M".into(),
-                "prepared".into(),
-                "-c".into(),
-                vus.to_string(),
-                "-j".into(),
-                vus.to_string(),
-                "-T".into(),
-                format!("{}", duration.round() as i64),
-                "-D".into(),
-                format!("max_w={warehouses}"),
-                "-D".into(),
-                format!("vus={vus}"),
-                "-D".into(),
-                format!("per={}", (warehouses as u32).div_ceil(vus).max(1)),
-            ];
-            for (name, _, w) in PGBENCH_SCRIPTS {
-                a.push("-f".into());
-                a.push(format!("{}@{w}", dir.join(name).display()));
-            }
-            a.push(DB.into());
-            let c0 = cpu_seconds(libc::RUSAGE_CHILDREN);
-            let run = crate::proc::run_killable(
-                "pgbench",
-                duct::cmd(server.bin("pgbench"), &a)
-                    .full_env(libpq_env(server, DB)),
-            )?;
-            let c = cpu_seconds(libc::RUSAGE_CHILDREN) - c0;
-            if !run.status.success() {
-                bail!(
-                    "pgbench failed: {}",
-                    run.output.lines().rev().take(3).collect::<Vec<_>>().join(" | ")
-                );
-            }
-            let s = pgbench::parse_summary(&run.output);
-            let t = s.tps.unwrap_or(0.0);
-            let per_k = c / (s.transactions as f64 / 1000.0);
-            let (server_ms, _) = server_ms_per_call(server)?;
-            eprintln!(
-                "  pgbench:       {t:.1} TPS, {per_k:.3} CPU s per 1,000, server {server_ms:.3} ms per call"
-            );
-            Ok(figures(&[
-                ("tps", t),
-                ("server_ms_per_txn", server_ms),
-                ("wall_ms_per_txn", 1000.0 * vus as f64 / t.max(1e-9)),
-                ("transactions", s.transactions as f64),
-                ("cpu_s", c),
-                ("cpu_s_per_1000", per_k),
-            ]))
+            pgbench_run(server, &template, &dir, load)
         }
     })?;
     server.drop_own_database(DB)?;
@@ -214,6 +150,109 @@ pub fn bench_driver(ctx: &Ctx, server: &Server, load: &Load) -> Result<()> {
                 "process_cpu_ratio": samples.ratio(("hotlab", "process_cpu_s_per_1000"), ("pgbench", "cpu_s_per_1000"))}),
     )?;
     Ok(())
+}
+
+/// One hotlab arm run: TPS, the VU threads' CPU (the monitor and the statistics sampler, which
+/// pgbench does not have, are reported apart as the whole process's), and the server's time.
+fn hotlab_run(
+    server: &Server,
+    template: &str,
+    shape: &tprocc::Shape,
+    dir: &std::path::Path,
+    duration: f64,
+) -> Result<Vec<(String, f64)>> {
+    let vus = shape.vus;
+    let c0 = cpu_seconds(libc::RUSAGE_SELF);
+    let (out, _) = driver_run(server, template, shape, dir)?;
+    let process = cpu_seconds(libc::RUSAGE_SELF) - c0;
+    let (server_ms, _) = server_ms_per_call(server)?;
+    // The load generator is the VU threads; the monitor and the statistics sampler
+    // (which pgbench does not have) are reported apart.
+    let t = out.client_transactions_per_s;
+    let per_k = out.vu_cpu_s / (t * duration / 1000.0);
+    let per_k_process = process / (t * duration / 1000.0);
+    eprintln!(
+        "  hotlab driver: {t:.1} TPS, {per_k:.3} CPU s per 1,000 (whole process {per_k_process:.3}), server {server_ms:.3} ms per call"
+    );
+    Ok(figures(&[
+        ("tps", t),
+        ("server_ms_per_txn", server_ms),
+        ("wall_ms_per_txn", 1000.0 * vus as f64 / t.max(1e-9)),
+        ("cpu_s", out.vu_cpu_s),
+        ("process_cpu_s", process),
+        ("cpu_s_per_1000", per_k),
+        ("process_cpu_s_per_1000", per_k_process),
+    ]))
+}
+
+/// One pgbench arm run: the same functions, mix, clients, home warehouses and duration.
+fn pgbench_run(
+    server: &Server,
+    template: &str,
+    dir: &std::path::Path,
+    load: &Load,
+) -> Result<Vec<(String, f64)>> {
+    let Load {
+        warehouses,
+        vus,
+        duration,
+        ..
+    } = *load;
+    fresh_db(server, template)?;
+    let mut a = vec![
+        "-n".to_string(),
+        "-M".into(),
+        "prepared".into(),
+        "-c".into(),
+        vus.to_string(),
+        "-j".into(),
+        vus.to_string(),
+        "-T".into(),
+        format!("{}", duration.round() as i64),
+        "-D".into(),
+        format!("max_w={warehouses}"),
+        "-D".into(),
+        format!("vus={vus}"),
+        "-D".into(),
+        format!("per={}", (warehouses as u32).div_ceil(vus).max(1)),
+    ];
+    for (name, _, w) in PGBENCH_SCRIPTS {
+        a.push("-f".into());
+        a.push(format!("{}@{w}", dir.join(name).display()));
+    }
+    a.push(DB.into());
+    let c0 = cpu_seconds(libc::RUSAGE_CHILDREN);
+    let run = crate::proc::run_killable(
+        "pgbench",
+        duct::cmd(server.bin("pgbench"), &a).full_env(libpq_env(server, DB)),
+    )?;
+    let c = cpu_seconds(libc::RUSAGE_CHILDREN) - c0;
+    if !run.status.success() {
+        bail!(
+            "pgbench failed: {}",
+            run.output
+                .lines()
+                .rev()
+                .take(3)
+                .collect::<Vec<_>>()
+                .join(" | ")
+        );
+    }
+    let s = pgbench::parse_summary(&run.output);
+    let t = s.tps.unwrap_or(0.0);
+    let per_k = c / (s.transactions as f64 / 1000.0);
+    let (server_ms, _) = server_ms_per_call(server)?;
+    eprintln!(
+        "  pgbench:       {t:.1} TPS, {per_k:.3} CPU s per 1,000, server {server_ms:.3} ms per call"
+    );
+    Ok(figures(&[
+        ("tps", t),
+        ("server_ms_per_txn", server_ms),
+        ("wall_ms_per_txn", 1000.0 * vus as f64 / t.max(1e-9)),
+        ("transactions", s.transactions as f64),
+        ("cpu_s", c),
+        ("cpu_s_per_1000", per_k),
+    ]))
 }
 
 /// One driver run on a fresh copy of `template`, snapshots in `dir`; returns workload.json's

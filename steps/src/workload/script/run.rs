@@ -45,6 +45,78 @@ fn rows_written(c: &mut postgres::Client, table: &str) -> Result<i64> {
     .get(0))
 }
 
+/// workload.csv: one row per second since pgbench started, from its per-transaction log; a
+/// second that began inside the ramp-up is the ramp-up's.
+fn write_per_second(
+    rd: &RunDir,
+    txns: &[txlog::Txn],
+    start_epoch_us: i64,
+    boundary: i64,
+) -> Result<()> {
+    let mut csv = CsvAppender::open(&rd.file("workload.csv"), SCRIPT_WORKLOAD_HEADER)?;
+    let opt = |v: Option<f64>| v.map(|x| format!("{x:.3}")).unwrap_or_default();
+    let mut i = 0;
+    let mut second = 0i64;
+    while i < txns.len() {
+        let until = start_epoch_us + (second + 1) * 1_000_000;
+        let j = i + txns[i..].iter().take_while(|t| t.end_us < until).count();
+        let f = txlog::figures(&txns[i..j]);
+        // A second that began inside the ramp-up is the ramp-up's.
+        let phase = if until - 1_000_000 < boundary {
+            "rampup"
+        } else {
+            "measured"
+        };
+        csv.row(&[
+            second.to_string(),
+            phase.into(),
+            f.transactions.to_string(),
+            f.transactions.to_string(),
+            f.failures.to_string(),
+            opt(f.latency_avg_ms),
+            opt(f.latency_p50_ms),
+            opt(f.latency_p95_ms),
+            opt(f.latency_p99_ms),
+            opt(f.latency_max_ms),
+        ])?;
+        i = j;
+        second += 1;
+    }
+    Ok(())
+}
+
+/// check.json: the rows the scripts wrote to the check's table (partitions added up) against
+/// the committed transactions × rows per transaction.
+fn check_rows(
+    rd: &RunDir,
+    c: &mut postgres::Client,
+    chk: &crate::study::pgbench::RowCheck,
+    before: i64,
+    transactions: u64,
+) -> Result<()> {
+    let after = rows_written(c, &chk.table)?;
+    let expected = transactions as i64 * chk.rows_per_transaction as i64;
+    let ok = after - before == expected || interrupted();
+    rd.write_check(
+        &format!(
+            "Δ(n_tup_ins + n_tup_upd) of {} (partitions added up) = {} × transactions committed",
+            chk.table, chk.rows_per_transaction
+        ),
+        expected,
+        after - before,
+        ok,
+    )?;
+    if !ok {
+        bail!(
+            "check failed: {} rows written to {} for {} committed transactions (expected {expected})",
+            after - before,
+            chk.table,
+            transactions
+        );
+    }
+    Ok(())
+}
+
 /// A pgbench-script study: pgbench runs the scripts while the sampler takes `rampup` samples,
 /// one `measured` sample when the ramp-up ends (the window's start), `measured` samples every
 /// `snapshot_every_s`, and a last one after every backend has flushed its statistics.
@@ -117,35 +189,8 @@ pub fn run(ctx: &Ctx, rd: &RunDir, plan: &ArmPlan, db: &str, size: &PgbenchSize)
     let (summary, _) = result?;
 
     let txns = txlog::read(&rd.file("pgbench_log"))?;
-    let mut csv = CsvAppender::open(&rd.file("workload.csv"), SCRIPT_WORKLOAD_HEADER)?;
+    write_per_second(rd, &txns, start_epoch_us, boundary)?;
     let opt = |v: Option<f64>| v.map(|x| format!("{x:.3}")).unwrap_or_default();
-    let mut i = 0;
-    let mut second = 0i64;
-    while i < txns.len() {
-        let until = start_epoch_us + (second + 1) * 1_000_000;
-        let j = i + txns[i..].iter().take_while(|t| t.end_us < until).count();
-        let f = txlog::figures(&txns[i..j]);
-        // A second that began inside the ramp-up is the ramp-up's.
-        let phase = if until - 1_000_000 < boundary {
-            "rampup"
-        } else {
-            "measured"
-        };
-        csv.row(&[
-            second.to_string(),
-            phase.into(),
-            f.transactions.to_string(),
-            f.transactions.to_string(),
-            f.failures.to_string(),
-            opt(f.latency_avg_ms),
-            opt(f.latency_p50_ms),
-            opt(f.latency_p95_ms),
-            opt(f.latency_p99_ms),
-            opt(f.latency_max_ms),
-        ])?;
-        i = j;
-        second += 1;
-    }
     let window: Vec<txlog::Txn> = txns
         .iter()
         .copied()
@@ -204,26 +249,7 @@ pub fn run(ctx: &Ctx, rd: &RunDir, plan: &ArmPlan, db: &str, size: &PgbenchSize)
     write_json_atomic(&rd.file("workload.json"), &out)?;
 
     if let (Some(chk), Some(before)) = (&files.check, written_before) {
-        let after = rows_written(sampler.client(), &chk.table)?;
-        let expected = all.transactions as i64 * chk.rows_per_transaction as i64;
-        let ok = after - before == expected || interrupted();
-        rd.write_check(
-            &format!(
-                "Δ(n_tup_ins + n_tup_upd) of {} (partitions added up) = {} × transactions committed",
-                chk.table, chk.rows_per_transaction
-            ),
-            expected,
-            after - before,
-            ok,
-        )?;
-        if !ok {
-            bail!(
-                "check failed: {} rows written to {} for {} committed transactions (expected {expected})",
-                after - before,
-                chk.table,
-                all.transactions
-            );
-        }
+        check_rows(rd, sampler.client(), chk, before, all.transactions)?;
     }
     // After the closing sample: this read of the table changes nothing measured.
     if let Some(h) = &files.hot_rows {

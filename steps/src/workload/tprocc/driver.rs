@@ -422,6 +422,45 @@ impl Waits {
     }
 }
 
+/// A running virtual user: what it finished since it was last drained, and its thread (which
+/// returns its CPU seconds).
+type VuHandle = (Arc<Mutex<Stats>>, std::thread::JoinHandle<Result<f64>>);
+
+/// One connection and one thread per virtual user, each with its own random stream and its
+/// home warehouses; they run until `stop`.
+fn spawn_vus(
+    server: &Server,
+    db: &str,
+    shape: &Shape,
+    max_w: i32,
+    stop: &Arc<AtomicBool>,
+) -> Result<Vec<VuHandle>> {
+    let mut seed = Rng::from_time(0);
+    let mut vus = vec![];
+    for v in 0..shape.vus {
+        let mut client = server.connect(db)?;
+        // The name the wait-event sampler looks for.
+        client.batch_execute("SET application_name = 'hotlab vu'")?;
+        let mut rng = Rng::new(seed.next_u64());
+        let warehouses = warehouse_list(&mut rng, v, shape.vus, max_w, shape.all_warehouses);
+        let vu = Vu {
+            stock_level_d: rng.range(1, 10) as i32,
+            rng,
+            profile: shape.profile,
+            max_w,
+            warehouses,
+            neword: shape.neword,
+        };
+        let stats = Arc::new(Mutex::new(new_stats()));
+        let (s2, stop2) = (stats.clone(), stop.clone());
+        vus.push((
+            stats,
+            std::thread::spawn(move || vu_loop(client, vu, s2, stop2)),
+        ));
+    }
+    Ok(vus)
+}
+
 /// What the VUs finished, drained from them every second into samples.csv and summed into the
 /// snapshot interval (workload.csv) and the phase's totals (workload.json).
 struct Collector {
@@ -510,29 +549,7 @@ pub fn run(
         .query_one("SELECT max(w_id) FROM warehouse", &[])?
         .get(0);
     let stop = Arc::new(AtomicBool::new(false));
-    let mut seed = Rng::from_time(0);
-    let mut vus = vec![];
-    for v in 0..shape.vus {
-        let mut client = server.connect(db)?;
-        // The name the wait-event sampler looks for.
-        client.batch_execute("SET application_name = 'hotlab vu'")?;
-        let mut rng = Rng::new(seed.next_u64());
-        let warehouses = warehouse_list(&mut rng, v, shape.vus, max_w, shape.all_warehouses);
-        let vu = Vu {
-            stock_level_d: rng.range(1, 10) as i32,
-            rng,
-            profile: shape.profile,
-            max_w,
-            warehouses,
-            neword: shape.neword,
-        };
-        let stats = Arc::new(Mutex::new(new_stats()));
-        let (s2, stop2) = (stats.clone(), stop.clone());
-        vus.push((
-            stats,
-            std::thread::spawn(move || vu_loop(client, vu, s2, stop2)),
-        ));
-    }
+    let vus = spawn_vus(server, db, shape, max_w, &stop)?;
     let every = Duration::from_secs_f64(shape.snapshot_every_s);
     let rampup = Duration::from_secs_f64(shape.rampup_s);
     let window = Duration::from_secs_f64(shape.duration_s);
@@ -588,7 +605,17 @@ pub fn run(
     sampler.take(crate::snapshot::Phase::Measured)?;
     stop.store(true, Ordering::SeqCst);
     c.interval(Phase::Measured)?;
-    let totals = c.totals;
+    let vu_cpu = join_vus(vus)?;
+    let counters = Counters {
+        new_orders: nopm1 - nopm0,
+        transactions: trans1 - trans0,
+        measured_s,
+    };
+    Ok(outcome(shape, &c.totals, counters, vu_cpu, waits.figures()))
+}
+
+/// Waits for the virtual users to stop; their CPU seconds, or what failed.
+fn join_vus(vus: Vec<VuHandle>) -> Result<f64> {
     let mut vu_errors = vec![];
     let mut vu_cpu = 0.0;
     for (_, h) in vus {
@@ -598,13 +625,31 @@ pub fn run(
             Err(_) => vu_errors.push("a virtual user panicked".into()),
         }
     }
-    let mins = measured_s / 60.0;
-    let nopm = (nopm1 - nopm0) as f64 / mins;
-    let tpm = (trans1 - trans0) as f64 / mins;
-    let client_tx: u64 = totals.1.iter().map(|t| t.count + t.rollbacks).sum();
     if !vu_errors.is_empty() {
         anyhow::bail!("virtual users failed: {}", vu_errors.join("; "));
     }
+    Ok(vu_cpu)
+}
+
+/// HammerDB's counters over the measured window: Δsum(d_next_o_id), Δ(commits + rollbacks).
+struct Counters {
+    new_orders: i64,
+    transactions: i64,
+    measured_s: f64,
+}
+
+/// NOPM and TPM as HammerDB computes them, and workload.json.
+fn outcome(
+    shape: &Shape,
+    totals: &(Stats, Stats),
+    k: Counters,
+    vu_cpu: f64,
+    waits: WaitEvents,
+) -> Outcome {
+    let mins = k.measured_s / 60.0;
+    let nopm = k.new_orders as f64 / mins;
+    let tpm = k.transactions as f64 / mins;
+    let client_tx: u64 = totals.1.iter().map(|t| t.count + t.rollbacks).sum();
     let file = WorkloadJson {
         workload: "tprocc".into(),
         profile: shape.profile.name().into(),
@@ -612,13 +657,13 @@ pub fn run(
         vus: shape.vus,
         all_warehouses: shape.all_warehouses,
         rampup_s: shape.rampup_s,
-        duration_s: measured_s,
+        duration_s: k.measured_s,
         nopm,
         tpm,
         tpm_per_nopm: if nopm > 0.0 { tpm / nopm } else { 0.0 },
-        new_orders: nopm1 - nopm0,
-        server_transactions: trans1 - trans0,
-        client_transactions_per_s: client_tx as f64 / measured_s,
+        new_orders: k.new_orders,
+        server_transactions: k.transactions,
+        client_transactions_per_s: client_tx as f64 / k.measured_s,
         vu_cpu_s: vu_cpu,
         transactions: (0..5)
             .map(|i| (TXNS[i].to_string(), totals.1[i].figures()))
@@ -626,15 +671,15 @@ pub fn run(
         rampup_transactions: (0..5)
             .map(|i| (TXNS[i].to_string(), totals.0[i].count))
             .collect(),
-        wait_events: Some(waits.figures()),
+        wait_events: Some(waits),
         interrupted: interrupted(),
     };
-    Ok(Outcome {
+    Outcome {
         nopm,
         tpm,
         client_transactions_per_s: file.client_transactions_per_s,
         vu_cpu_s: vu_cpu,
         interrupted: file.interrupted,
         file,
-    })
+    }
 }
