@@ -563,6 +563,130 @@ fn codemap_names_every_file() {
     );
 }
 
+/// The most lines a function in steps/src may run to, its signature and closing brace included.
+const FN_BUDGET: usize = 100;
+
+/// Longer by design, and why.
+const LONG_BY_DESIGN: &[(&str, &str)] = &[
+    (
+        "analyze/small_table.rs every_figure",
+        "one table: every figure the article printed, a row each in the article's order",
+    ),
+    (
+        "analyze/small_table.rs hypotheses",
+        "one table: a row per hypothesis, each with the pair of arms that tests it",
+    ),
+    (
+        "analyze/script.rs charts_of",
+        "the study's charts, one after another in the order the report shows them",
+    ),
+    (
+        "advise/mod.rs markdown",
+        "advise's page, one section after another in the order it prints",
+    ),
+];
+
+/// Over the budget without such a reason: to be split. The list may only shrink: an entry that
+/// is no longer over the budget fails the test until it is removed.
+const TO_SPLIT: &[&str] = &[
+    "analyze/mechanism.rs tables",
+    "advise/mod.rs advise",
+    "workload/tprocc/load.rs run_task",
+    "study/plan.rs plan",
+    "analyze/script.rs tables",
+    "analyze/report.rs html",
+    "bench/build.rs bench_build",
+    "study/scale.rs derive_pgbench",
+    "analyze/load.rs snapshots",
+    "advise/mod.rs statements",
+    "analyze/spv.rs tables",
+    "analyze/baseline.rs compare",
+    "analyze/answer.rs lines",
+    "analyze/mod.rs analyze_opts",
+    "study/scale.rs derive",
+];
+
+/// Every `fn` in a file with its length in lines: from the `fn` line to the closing brace at
+/// its indentation (rustfmt's layout).
+fn function_lengths(text: &str) -> Vec<(String, usize)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = vec![];
+    for (i, l) in lines.iter().enumerate() {
+        let t = l.trim_start();
+        let indent = &l[..l.len() - t.len()];
+        let rest = [
+            "pub(crate) ",
+            "pub(super) ",
+            "pub ",
+            "const ",
+            "async ",
+            "unsafe ",
+        ]
+        .iter()
+        .fold(t, |r, p| r.strip_prefix(p).unwrap_or(r));
+        let Some(name) = rest.strip_prefix("fn ") else {
+            continue;
+        };
+        if l.trim_end().ends_with(';') {
+            continue;
+        }
+        let name: String = name
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        let close = format!("{indent}}}");
+        if let Some(j) = lines[i + 1..].iter().position(|x| *x == close) {
+            out.push((name, j + 2));
+        }
+    }
+    out
+}
+
+/// No function in steps/src runs over `FN_BUDGET` lines unless `LONG_BY_DESIGN` says why (or it
+/// is on the shrinking `TO_SPLIT` list).
+#[test]
+fn functions_stay_short() {
+    let src = root().join("steps/src");
+    let mut files = vec![];
+    collect(&src, &mut files);
+    let mut long = BTreeSet::new();
+    for f in files
+        .iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "rs"))
+    {
+        let rel = f.strip_prefix(&src).unwrap().display().to_string();
+        for (name, n) in function_lengths(&std::fs::read_to_string(f).unwrap()) {
+            if n > FN_BUDGET {
+                long.insert(format!("{rel} {name}"));
+            }
+        }
+    }
+    let allowed: BTreeSet<String> = LONG_BY_DESIGN
+        .iter()
+        .map(|(k, _)| k.to_string())
+        .chain(TO_SPLIT.iter().map(|k| k.to_string()))
+        .collect();
+    let new: Vec<&String> = long.difference(&allowed).collect();
+    assert!(
+        new.is_empty(),
+        "functions over {FN_BUDGET} lines: {new:?}; split them (or, if a long one is the clearest form, add it to LONG_BY_DESIGN in steps/tests/tidy.rs with why)"
+    );
+    let stale: Vec<&String> = allowed.difference(&long).collect();
+    assert!(
+        stale.is_empty(),
+        "no longer over {FN_BUDGET} lines (or gone): {stale:?}; remove them from the lists in steps/tests/tidy.rs"
+    );
+}
+
+#[test]
+fn function_lengths_count_to_the_closing_brace() {
+    let code = "fn a() {\n    x;\n}\n\nimpl T {\n    pub(crate) fn b(&self) {\n        y;\n        z;\n    }\n    fn c();\n}\n";
+    assert_eq!(
+        function_lengths(code),
+        vec![("a".to_string(), 3), ("b".to_string(), 4)]
+    );
+}
+
 /// A file of the repository as its path from the root.
 fn rel(f: &Path) -> String {
     f.strip_prefix(root()).unwrap().display().to_string()

@@ -194,6 +194,45 @@ fn read_aggregate_logs(prefix: &Path) -> Result<Vec<Interval>> {
     Ok(by_start.into_values().collect())
 }
 
+/// What a pgbench run beside the sampling thread gives back: pgbench's outcome, the sampler
+/// and its counts, and when pgbench started and ended (µs since the epoch).
+pub struct SampledRun {
+    pub result: Result<(Summary, Vec<Interval>)>,
+    pub sampled: crate::snapshot::Sampled,
+    pub start_epoch_us: i64,
+    pub end_epoch_us: i64,
+}
+
+/// Runs pgbench while `sampler` samples on its own thread (`rampup` samples, then `measured`
+/// ones every `every`), then waits until every workload backend of `db` has gone, so the
+/// closing sample sees all of their statistics. Ctrl-C stops pgbench; what was sampled stays.
+pub fn run_sampled(
+    inv: &Invocation,
+    sampler: crate::snapshot::Sampler,
+    every: std::time::Duration,
+    rampup: std::time::Duration,
+    db: &str,
+) -> Result<SampledRun> {
+    use crate::snapshot::{epoch_us, start_sampler, wait_for_backends};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let start_epoch_us = epoch_us();
+    let sampling = start_sampler(sampler, every, rampup, stop.clone());
+    let result = run(inv, crate::interrupt::interrupted);
+    stop.store(true, Ordering::SeqCst);
+    let mut sampled = sampling
+        .join()
+        .map_err(|_| anyhow::anyhow!("the sampling thread panicked"))??;
+    let end_epoch_us = epoch_us();
+    wait_for_backends(sampled.sampler.client(), db)?;
+    Ok(SampledRun {
+        result,
+        sampled,
+        start_epoch_us,
+        end_epoch_us,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

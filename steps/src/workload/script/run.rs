@@ -2,8 +2,6 @@
 //! while the sampler takes `rampup`, then `measured` samples; workload.csv and workload.json come
 //! from pgbench's per-transaction logs, check.json from the row counters.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
@@ -15,7 +13,7 @@ use crate::interrupt::interrupted;
 use crate::io::{write_json_atomic, CsvAppender};
 use crate::rundir::RunDir;
 use crate::server::Server;
-use crate::snapshot::{epoch_us, start_sampler, wait_for_backends, Sampled, Sampler};
+use crate::snapshot::{Sampled, Sampler};
 use crate::study::{ArmPlan, PgbenchSize};
 use crate::workload::pgbench;
 
@@ -43,6 +41,124 @@ fn rows_written(c: &mut postgres::Client, table: &str) -> Result<i64> {
     )
     .with_context(|| format!("reading the statistics of {table}"))?
     .get(0))
+}
+
+/// What workload.json records besides the window's figures.
+struct Record<'a> {
+    version: Option<String>,
+    shape: &'a Shape,
+    files: &'a crate::study::pgbench::PgbenchFiles,
+    args: Vec<String>,
+    summary: &'a pgbench::Summary,
+    every: Duration,
+    start_epoch_us: i64,
+    boundary: i64,
+    all: &'a txlog::Figures,
+    /// (samples taken during the run, the longest in ms)
+    samples: (u32, u128),
+}
+
+impl Record<'_> {
+    /// workload.json (docs/run-directory.md).
+    fn json(&self, w: &Window) -> serde_json::Value {
+        json!({
+            "workload": "pgbench",
+            "tool": self.version,
+            "command": std::iter::once("pgbench".to_string()).chain(self.args.iter().cloned()).collect::<Vec<_>>(),
+            "scripts": self.files.scripts.iter().map(|s| json!({"file": s.name, "weight": s.weight})).collect::<Vec<_>>(),
+            "protocol": self.files.protocol.name(),
+            "clients": self.shape.clients,
+            "jobs": self.shape.jobs,
+            "random_seed": self.shape.random_seed,
+            "rampup_s": self.shape.rampup_s,
+            "measured_s": w.measured_s,
+            "start_epoch_us": self.start_epoch_us,
+            "measured_from_epoch_us": self.boundary,
+            "transactions": w.measured.transactions,
+            "failed": w.measured.failures,
+            "tps": w.measured.transactions as f64 / w.measured_s.max(1e-9),
+            "tps_final_sample": w.final_n as f64 / self.every.as_secs_f64(),
+            "final_sample_s": self.every.as_secs_f64(),
+            "latency_avg_ms": w.measured.latency_avg_ms,
+            "latency_p50_ms": w.measured.latency_p50_ms,
+            "latency_p95_ms": w.measured.latency_p95_ms,
+            "latency_p99_ms": w.measured.latency_p99_ms,
+            "latency_max_ms": w.measured.latency_max_ms,
+            "hist_us": crate::stats::hist_buckets(&w.hist),
+            "transactions_all": self.all.transactions,
+            "failed_all": self.all.failures,
+            "pgbench_reported": {"transactions": self.summary.transactions, "failed": self.summary.failed,
+                                  "tps": self.summary.tps, "latency_avg_ms": self.summary.latency_avg_ms},
+            "wall_s": self.summary.wall_s,
+            "samples_during_run": self.samples.0,
+            "sample_ms_max": self.samples.1,
+            "interrupted": interrupted(),
+        })
+    }
+}
+
+/// pgbench's command for the arm, announced on stderr.
+fn invocation(
+    server: &Server,
+    rd: &RunDir,
+    shape: &Shape,
+    db: &str,
+    args: &[String],
+) -> pgbench::Invocation {
+    eprintln!(
+        "hotlab: pgbench: {} client(s), {} job(s), ramp-up {} s, {} on {db} (progress every 5 s)",
+        shape.clients,
+        shape.jobs,
+        shape.rampup_s,
+        match (shape.duration_s, shape.transactions) {
+            (Some(d), _) => format!("measured {d} s"),
+            (_, Some(t)) => format!("{t} transactions"),
+            _ => String::new(),
+        }
+    );
+    pgbench::Invocation {
+        bin: server.bin("pgbench"),
+        env: server.conn.child_env(db),
+        args: args.to_vec(),
+        log_prefix: rd.file("pgbench_log"),
+        aggregate: false,
+    }
+}
+
+/// The measured window's figures from pgbench's per-transaction log.
+struct Window {
+    measured: txlog::Figures,
+    /// The window's latencies: analyze pools an arm's repeats by merging these.
+    hist: hdrhistogram::Histogram<u64>,
+    measured_s: f64,
+    /// Transactions over the last snapshot interval (the final TPS sample).
+    final_n: usize,
+}
+
+/// The window runs from `boundary` (the end of the ramp-up) to `end_epoch_us`.
+fn window(txns: &[txlog::Txn], boundary: i64, end_epoch_us: i64, every: Duration) -> Window {
+    let window: Vec<txlog::Txn> = txns
+        .iter()
+        .copied()
+        .filter(|t| t.end_us >= boundary)
+        .collect();
+    let mut hist = crate::stats::new_histogram();
+    for t in &window {
+        if let Some(l) = t.latency_us {
+            let _ = hist.record(l.max(1));
+        }
+    }
+    let last_end = txns.last().map(|t| t.end_us).unwrap_or(end_epoch_us);
+    let final_from = last_end - every.as_micros() as i64;
+    Window {
+        measured: txlog::figures(&window),
+        hist,
+        measured_s: (end_epoch_us - boundary) as f64 / 1e6,
+        final_n: window
+            .iter()
+            .filter(|t| t.end_us > final_from && t.latency_us.is_some())
+            .count(),
+    }
 }
 
 /// workload.csv: one row per second since pgbench started, from its per-transaction log; a
@@ -146,39 +262,19 @@ pub fn run(ctx: &Ctx, rd: &RunDir, plan: &ArmPlan, db: &str, size: &PgbenchSize)
         crate::snapshot::Phase::Rampup
     })?;
     let args = shape.pgbench_args(files, &scripts, db);
-    let inv = pgbench::Invocation {
-        bin: server.bin("pgbench"),
-        env: server.conn.child_env(db),
-        args: args.clone(),
-        log_prefix: rd.file("pgbench_log"),
-        aggregate: false,
-    };
-    eprintln!(
-        "hotlab: pgbench: {} client(s), {} job(s), ramp-up {} s, {} on {db} (progress every 5 s)",
-        shape.clients,
-        shape.jobs,
-        shape.rampup_s,
-        match (shape.duration_s, shape.transactions) {
-            (Some(d), _) => format!("measured {d} s"),
-            (_, Some(t)) => format!("{t} transactions"),
-            _ => String::new(),
-        }
-    );
-    let stop = Arc::new(AtomicBool::new(false));
-    let start_epoch_us = epoch_us();
-    let sampling = start_sampler(sampler, every, rampup, stop.clone());
-    let result = pgbench::run(&inv, interrupted);
-    stop.store(true, Ordering::SeqCst);
-    let Sampled {
-        mut sampler,
-        n: n_samples,
-        max_ms,
-        measured_from_us: boundary,
-    } = sampling
-        .join()
-        .map_err(|_| anyhow::anyhow!("the sampling thread panicked"))??;
-    let end_epoch_us = epoch_us();
-    wait_for_backends(sampler.client(), db)?;
+    let inv = invocation(&server, rd, &shape, db, &args);
+    let pgbench::SampledRun {
+        result,
+        sampled:
+            Sampled {
+                mut sampler,
+                n: n_samples,
+                max_ms,
+                measured_from_us: boundary,
+            },
+        start_epoch_us,
+        end_epoch_us,
+    } = pgbench::run_sampled(&inv, sampler, every, rampup, db)?;
     if boundary == 0 {
         bail!(
             "pgbench ended within the ramp-up ({} s): nothing was measured; lower rampup_s or give the size more transactions",
@@ -191,61 +287,21 @@ pub fn run(ctx: &Ctx, rd: &RunDir, plan: &ArmPlan, db: &str, size: &PgbenchSize)
     let txns = txlog::read(&rd.file("pgbench_log"))?;
     write_per_second(rd, &txns, start_epoch_us, boundary)?;
     let opt = |v: Option<f64>| v.map(|x| format!("{x:.3}")).unwrap_or_default();
-    let window: Vec<txlog::Txn> = txns
-        .iter()
-        .copied()
-        .filter(|t| t.end_us >= boundary)
-        .collect();
-    let measured = txlog::figures(&window);
-    // The window's latencies as a histogram: analyze pools an arm's repeats by merging these.
-    let mut hist = crate::stats::new_histogram();
-    for t in &window {
-        if let Some(l) = t.latency_us {
-            let _ = hist.record(l.max(1));
-        }
-    }
-    let measured_s = (end_epoch_us - boundary) as f64 / 1e6;
-    let last_end = txns.last().map(|t| t.end_us).unwrap_or(end_epoch_us);
-    let final_from = last_end - every.as_micros() as i64;
-    let final_n = window
-        .iter()
-        .filter(|t| t.end_us > final_from && t.latency_us.is_some())
-        .count();
+    let w = window(&txns, boundary, end_epoch_us, every);
     let all = txlog::figures(&txns);
-    let version = crate::proc::version(&server.bin("pgbench"));
-    let out = json!({
-        "workload": "pgbench",
-        "tool": version,
-        "command": std::iter::once("pgbench".to_string()).chain(args).collect::<Vec<_>>(),
-        "scripts": files.scripts.iter().map(|s| json!({"file": s.name, "weight": s.weight})).collect::<Vec<_>>(),
-        "protocol": files.protocol.name(),
-        "clients": shape.clients,
-        "jobs": shape.jobs,
-        "random_seed": shape.random_seed,
-        "rampup_s": shape.rampup_s,
-        "measured_s": measured_s,
-        "start_epoch_us": start_epoch_us,
-        "measured_from_epoch_us": boundary,
-        "transactions": measured.transactions,
-        "failed": measured.failures,
-        "tps": measured.transactions as f64 / measured_s.max(1e-9),
-        "tps_final_sample": final_n as f64 / every.as_secs_f64(),
-        "final_sample_s": every.as_secs_f64(),
-        "latency_avg_ms": measured.latency_avg_ms,
-        "latency_p50_ms": measured.latency_p50_ms,
-        "latency_p95_ms": measured.latency_p95_ms,
-        "latency_p99_ms": measured.latency_p99_ms,
-        "latency_max_ms": measured.latency_max_ms,
-        "hist_us": crate::stats::hist_buckets(&hist),
-        "transactions_all": all.transactions,
-        "failed_all": all.failures,
-        "pgbench_reported": {"transactions": summary.transactions, "failed": summary.failed,
-                              "tps": summary.tps, "latency_avg_ms": summary.latency_avg_ms},
-        "wall_s": summary.wall_s,
-        "samples_during_run": n_samples,
-        "sample_ms_max": max_ms,
-        "interrupted": interrupted(),
-    });
+    let out = Record {
+        version: crate::proc::version(&server.bin("pgbench")),
+        shape: &shape,
+        files,
+        args,
+        summary: &summary,
+        every,
+        start_epoch_us,
+        boundary,
+        all: &all,
+        samples: (n_samples, max_ms),
+    }
+    .json(&w);
     write_json_atomic(&rd.file("workload.json"), &out)?;
 
     if let (Some(chk), Some(before)) = (&files.check, written_before) {
@@ -256,10 +312,11 @@ pub fn run(ctx: &Ctx, rd: &RunDir, plan: &ArmPlan, db: &str, size: &PgbenchSize)
         crate::snapshot::record_hot_rows(sampler.client(), rd, h, "end")?;
     }
     eprintln!(
-        "hotlab: {} transactions in the measured {measured_s:.1} s ({:.1} TPS; p95 {} ms)",
-        measured.transactions,
-        measured.transactions as f64 / measured_s.max(1e-9),
-        opt(measured.latency_p95_ms)
+        "hotlab: {} transactions in the measured {:.1} s ({:.1} TPS; p95 {} ms)",
+        w.measured.transactions,
+        w.measured_s,
+        w.measured.transactions as f64 / w.measured_s.max(1e-9),
+        opt(w.measured.latency_p95_ms)
     );
     Ok(())
 }

@@ -2,8 +2,6 @@
 //! connection samples; Ctrl-C stops pgbench, keeps what was sampled and marks the run
 //! interrupted. Writes workload.csv (pgbench's 1-s aggregate log), workload.json, check.json.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
@@ -15,7 +13,7 @@ use crate::interrupt::interrupted;
 use crate::io::{write_json_atomic, CsvAppender};
 use crate::rundir::RunDir;
 use crate::server::Server;
-use crate::snapshot::{start_sampler, wait_for_backends, Sampled, Sampler};
+use crate::snapshot::{Sampled, Sampler};
 use crate::study::SpvSize;
 use crate::workload::pgbench;
 
@@ -30,6 +28,57 @@ pub const WORKLOAD_HEADER: &[&str] = &[
     "failures",
 ];
 
+/// workload.csv: pgbench's 1-s aggregate log, by second since its first interval.
+fn write_intervals(rd: &RunDir, intervals: &[pgbench::Interval]) -> Result<()> {
+    let mut csv = CsvAppender::open(&rd.file("workload.csv"), WORKLOAD_HEADER)?;
+    let t0 = intervals.first().map(|i| i.start_epoch_s).unwrap_or(0);
+    for iv in intervals {
+        csv.row(&[
+            (iv.start_epoch_s - t0).to_string(),
+            iv.transactions.to_string(),
+            iv.transactions.to_string(),
+            format!("{:.3}", iv.latency_avg_ms),
+            format!("{:.3}", iv.latency_min_ms),
+            format!("{:.3}", iv.latency_max_ms),
+            iv.failures.to_string(),
+        ])?;
+    }
+    Ok(())
+}
+
+/// check.json: every statement added 1 to exactly `rows_per_statement` rows. No query touches
+/// the table before the workload (the cache must stay cold); the build loads val = 0 everywhere,
+/// so the sum before is 0.
+fn check_sum(
+    server: &Server,
+    rd: &RunDir,
+    db: &str,
+    statements: u64,
+    rows_per_statement: u64,
+) -> Result<()> {
+    let sum_before: i64 = 0;
+    let mut check = server.connect(db)?;
+    let sum_after: i64 = check
+        .query_one("SELECT coalesce(sum(val), 0)::bigint FROM spv", &[])
+        .context("reading sum(val) after the run")?
+        .get(0);
+    let expected = statements as i64 * rows_per_statement as i64;
+    let ok = sum_after - sum_before == expected || interrupted();
+    rd.write_check(
+        "sum(val) grew by statements x rows_per_statement",
+        expected,
+        sum_after - sum_before,
+        ok,
+    )?;
+    if !ok {
+        bail!(
+            "spv check failed: sum(val) grew by {}, expected {expected}",
+            sum_after - sum_before
+        );
+    }
+    Ok(())
+}
+
 /// Runs study 003's updates: pgbench with one client while the sampler takes a sample every
 /// `snapshot_every_s` (phase `measured`, from just before the first statement to after the last
 /// backend flushed its statistics); check.json holds the invariant sum(val).
@@ -38,16 +87,10 @@ pub fn run(ctx: &Ctx, rd: &RunDir, db: &str, size: &SpvSize) -> Result<()> {
     let server = Server::ensure(ctx)?;
     let script = rd.file("workload.pgbench");
     std::fs::write(&script, SCRIPT)?;
-    // No query may touch the table before the workload: the cache must stay cold. The build
-    // loads val = 0 everywhere, so the check below needs no "before" read.
-    let sum_before: i64 = 0;
 
     let mut sampler = Sampler::new(&server, db, rd)?;
     sampler.take(crate::snapshot::Phase::Measured)?;
     let every = Duration::from_secs_f64(shape.snapshot_every_s);
-    let stop = Arc::new(AtomicBool::new(false));
-    let sampling = start_sampler(sampler, every, Duration::ZERO, stop.clone());
-
     let args = shape.pgbench_args(&script.display().to_string(), db);
     let inv = pgbench::Invocation {
         bin: server.bin("pgbench"),
@@ -60,17 +103,17 @@ pub fn run(ctx: &Ctx, rd: &RunDir, db: &str, size: &SpvSize) -> Result<()> {
         "hotlab: pgbench: {} statements of {} rows on {db}",
         shape.statements, shape.rows_per_statement
     );
-    let result = pgbench::run(&inv, interrupted);
-    stop.store(true, Ordering::SeqCst);
-    let Sampled {
-        mut sampler,
-        n: n_samples,
-        max_ms,
+    let pgbench::SampledRun {
+        result,
+        sampled:
+            Sampled {
+                mut sampler,
+                n: n_samples,
+                max_ms,
+                ..
+            },
         ..
-    } = sampling
-        .join()
-        .map_err(|_| anyhow::anyhow!("the sampling thread panicked"))??;
-    wait_for_backends(sampler.client(), db)?;
+    } = pgbench::run_sampled(&inv, sampler, every, Duration::ZERO, db)?;
     sampler.take(crate::snapshot::Phase::Measured)?;
     let (mut summary, intervals) = result?;
     if interrupted() && summary.transactions == 0 {
@@ -78,19 +121,7 @@ pub fn run(ctx: &Ctx, rd: &RunDir, db: &str, size: &SpvSize) -> Result<()> {
         summary.transactions = intervals.iter().map(|i| i.transactions).sum();
     }
 
-    let mut csv = CsvAppender::open(&rd.file("workload.csv"), WORKLOAD_HEADER)?;
-    let t0 = intervals.first().map(|i| i.start_epoch_s).unwrap_or(0);
-    for iv in &intervals {
-        csv.row(&[
-            (iv.start_epoch_s - t0).to_string(),
-            iv.transactions.to_string(),
-            iv.transactions.to_string(),
-            format!("{:.3}", iv.latency_avg_ms),
-            format!("{:.3}", iv.latency_min_ms),
-            format!("{:.3}", iv.latency_max_ms),
-            iv.failures.to_string(),
-        ])?;
-    }
+    write_intervals(rd, &intervals)?;
     // pgbench's own tps excludes connection time; duration follows from it.
     let duration_s = match summary.tps {
         Some(tps) if tps > 0.0 => summary.transactions as f64 / tps,
@@ -123,26 +154,13 @@ pub fn run(ctx: &Ctx, rd: &RunDir, db: &str, size: &SpvSize) -> Result<()> {
         }),
     )?;
 
-    // The invariant: every statement added 1 to exactly rows_per_statement rows.
-    let mut check = server.connect(db)?;
-    let sum_after: i64 = check
-        .query_one("SELECT coalesce(sum(val), 0)::bigint FROM spv", &[])
-        .context("reading sum(val) after the run")?
-        .get(0);
-    let expected = summary.transactions as i64 * shape.rows_per_statement as i64;
-    let ok = sum_after - sum_before == expected || interrupted();
-    rd.write_check(
-        "sum(val) grew by statements x rows_per_statement",
-        expected,
-        sum_after - sum_before,
-        ok,
+    check_sum(
+        &server,
+        rd,
+        db,
+        summary.transactions,
+        shape.rows_per_statement,
     )?;
-    if !ok {
-        bail!(
-            "spv check failed: sum(val) grew by {}, expected {expected}",
-            sum_after - sum_before
-        );
-    }
     eprintln!(
         "hotlab: {} statements in {duration_s:.2} s ({statements_per_s:.1}/s)",
         summary.transactions
