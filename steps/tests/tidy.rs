@@ -600,10 +600,6 @@ const TO_SPLIT: &[&str] = &[
     "analyze/load.rs snapshots",
     "advise/mod.rs statements",
     "analyze/spv.rs tables",
-    "analyze/baseline.rs compare",
-    "analyze/answer.rs lines",
-    "analyze/mod.rs analyze_opts",
-    "study/scale.rs derive",
 ];
 
 /// Every `fn` in a file with its length in lines: from the `fn` line to the closing brace at

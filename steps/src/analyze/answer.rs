@@ -20,6 +20,42 @@ fn plain(s: &str) -> String {
     s.replace("**", "").replace('`', "")
 }
 
+/// `--baseline`: how many figures changed (and which), how many are within noise.
+fn baseline_line(j: &Value) -> Option<String> {
+    let figs = j["baseline"]["figures"].as_array()?;
+    let verdict = |f: &Value| f["verdict"].as_str().unwrap_or("").to_string();
+    let changed: Vec<String> = figs
+        .iter()
+        .filter(|f| verdict(f) == "changed")
+        .map(|f| format!("{} {}", text(&f["arm"]), text(&f["figure"])))
+        .collect();
+    let noise = figs.iter().filter(|f| verdict(f) == "within noise").count();
+    let unknown = figs.len() - changed.len() - noise;
+    Some(format!(
+        "Against the baseline: {} changed{}, {noise} within noise, {unknown} without a noise test (one run a side or not measured).",
+        changed.len(),
+        if changed.is_empty() { String::new() } else { format!(" ({})", changed.join(", ")) }
+    ))
+}
+
+/// Whether the runs were in the article's regime (the mechanism's or the study's verdict).
+fn regime_line(j: &Value) -> Option<String> {
+    let regime = &j["mechanism"]["regime"];
+    let regime = if regime.is_null() {
+        &j["regime"]
+    } else {
+        regime
+    };
+    match (regime["in_regime"].as_bool(), regime["why"].as_str()) {
+        (Some(true), Some(why)) => Some(format!("In the article's regime: {why}.")),
+        (Some(false), Some(why)) => Some(format!(
+            "Not in the article's regime: {why}; compare directions, not levels."
+        )),
+        (None, Some(why)) => Some(format!("Regime: {why}.")),
+        _ => None,
+    }
+}
+
 /// The answer's lines (no trailing newlines), at most `MAX_LINES`.
 pub fn lines(a: &Analysis, out: &Path) -> Vec<String> {
     let mut head = vec![];
@@ -62,22 +98,7 @@ pub fn lines(a: &Analysis, out: &Path) -> Vec<String> {
         ));
     }
     let mut tail = vec![];
-    // `--baseline`: how many figures changed, and which.
-    if let Some(figs) = j["baseline"]["figures"].as_array() {
-        let verdict = |f: &Value| f["verdict"].as_str().unwrap_or("").to_string();
-        let changed: Vec<String> = figs
-            .iter()
-            .filter(|f| verdict(f) == "changed")
-            .map(|f| format!("{} {}", text(&f["arm"]), text(&f["figure"])))
-            .collect();
-        let noise = figs.iter().filter(|f| verdict(f) == "within noise").count();
-        let unknown = figs.len() - changed.len() - noise;
-        tail.push(format!(
-            "Against the baseline: {} changed{}, {noise} within noise, {unknown} without a noise test (one run a side or not measured).",
-            changed.len(),
-            if changed.is_empty() { String::new() } else { format!(" ({})", changed.join(", ")) }
-        ));
-    }
+    tail.extend(baseline_line(j));
     if let Some(t) = j["ladder"]["recommendation"]["text"].as_str() {
         let t = plain(t);
         tail.push(if t.starts_with("Recommendation") {
@@ -86,20 +107,7 @@ pub fn lines(a: &Analysis, out: &Path) -> Vec<String> {
             format!("Recommendation: {t}")
         });
     }
-    let regime = &j["mechanism"]["regime"];
-    let regime = if regime.is_null() {
-        &j["regime"]
-    } else {
-        regime
-    };
-    match (regime["in_regime"].as_bool(), regime["why"].as_str()) {
-        (Some(true), Some(why)) => tail.push(format!("In the article's regime: {why}.")),
-        (Some(false), Some(why)) => tail.push(format!(
-            "Not in the article's regime: {why}; compare directions, not levels."
-        )),
-        (None, Some(why)) => tail.push(format!("Regime: {why}.")),
-        _ => {}
-    }
+    tail.extend(regime_line(j));
     if arms.iter().any(|(_, v)| v.len() == 1) {
         tail.push(
             "An arm with one run has no spread: repeat (REPEATS=2, A B B A) before trusting a difference of a few percent."

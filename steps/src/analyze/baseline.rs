@@ -58,6 +58,60 @@ pub fn verdict(
     (change, v.into())
 }
 
+/// One arm's headline figures, baseline against new: the per-arm aggregates are a group-by over
+/// each side's runs table.
+fn arm_verdicts(
+    arm: &str,
+    nr: &[RunRow],
+    br: &[RunRow],
+    min_change_pct: f64,
+) -> Result<Vec<Verdict>> {
+    let (ns, bs) = (arm_stats(nr)?, arm_stats(br)?);
+    let mut out = vec![];
+    for (column, label) in HEADLINES {
+        let (bst, nst) = (bs.get(arm, column), ns.get(arm, column));
+        if bst.is_none() && nst.is_none() {
+            continue;
+        }
+        let figure = if *column == "throughput" {
+            nr[0].metric.clone()
+        } else {
+            label.to_string()
+        };
+        let (change, v) = verdict(bst, nst, min_change_pct);
+        out.push(Verdict {
+            arm: arm.to_string(),
+            figure,
+            base: bst,
+            new: nst,
+            change_pct: change,
+            verdict: v,
+        });
+    }
+    Ok(out)
+}
+
+impl Verdict {
+    /// The row of the comparison table: arm, figure, baseline, new, change, verdict.
+    fn row(&self) -> Vec<String> {
+        let cell = |s: Option<Stats>| super::spread_cell(s, |x| num(Some(x), decimals(x)));
+        vec![
+            self.arm.clone(),
+            self.figure.clone(),
+            cell(self.base),
+            cell(self.new),
+            self.change_pct
+                .map(|c| format!("{c:+.1} %"))
+                .unwrap_or_else(|| "–".into()),
+            if self.verdict == "changed" {
+                "**changed**".into()
+            } else {
+                self.verdict.clone()
+            },
+        ]
+    }
+}
+
 /// The comparison of `new` with `base`: Markdown and JSON. Refused in one line when the
 /// baseline holds no run of the new runs' study.
 pub fn compare(new: &[ArmRun], base: &[ArmRun], min_change_pct: f64) -> Result<(String, Value)> {
@@ -80,7 +134,6 @@ pub fn compare(new: &[ArmRun], base: &[ArmRun], min_change_pct: f64) -> Result<(
             arms.push(r.arm());
         }
     }
-    let mut rows = vec![];
     let mut verdicts = vec![];
     let mut diffs = vec![];
     let mut missing = vec![];
@@ -103,44 +156,9 @@ pub fn compare(new: &[ArmRun], base: &[ArmRun], min_change_pct: f64) -> Result<(
         diffs.push((arm.clone(), differences(&b, &n)));
         let nr: Vec<RunRow> = n.iter().map(|r| RunRow::of(r)).collect();
         let br: Vec<RunRow> = b.iter().map(|r| RunRow::of(r)).collect();
-        // The per-arm aggregates: a group-by over each side's runs table.
-        let (ns, bs) = (arm_stats(&nr)?, arm_stats(&br)?);
-        for (column, label) in HEADLINES {
-            let (bst, nst) = (bs.get(arm, column), ns.get(arm, column));
-            if bst.is_none() && nst.is_none() {
-                continue;
-            }
-            let label = if *column == "throughput" {
-                nr[0].metric.clone()
-            } else {
-                label.to_string()
-            };
-            let (change, v) = verdict(bst, nst, min_change_pct);
-            let cell = |s: Option<Stats>| super::spread_cell(s, |x| num(Some(x), decimals(x)));
-            rows.push(vec![
-                arm.clone(),
-                label.clone(),
-                cell(bst),
-                cell(nst),
-                change
-                    .map(|c| format!("{c:+.1} %"))
-                    .unwrap_or_else(|| "–".into()),
-                if v == "changed" {
-                    "**changed**".into()
-                } else {
-                    v.clone()
-                },
-            ]);
-            verdicts.push(Verdict {
-                arm: arm.clone(),
-                figure: label,
-                base: bst,
-                new: nst,
-                change_pct: change,
-                verdict: v,
-            });
-        }
+        verdicts.extend(arm_verdicts(arm, &nr, &br, min_change_pct)?);
     }
+    let rows: Vec<Vec<String>> = verdicts.iter().map(Verdict::row).collect();
     let mut md = String::from("## Compared with the baseline\n\n");
     md.push_str(&format!(
         "Baseline: {} run(s) in {}. A figure is **changed** only when the two sets of repeats do not overlap and the means differ by {min_change_pct} % or more (`--min-change`); otherwise it is within noise. Each cell: mean (min–max, spread) over the arm's complete runs.\n\n",

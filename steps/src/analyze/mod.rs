@@ -189,15 +189,10 @@ pub fn analyze_with(arm_dirs: &[PathBuf], allow_mixed: bool, threshold: f64) -> 
     analyze_opts(arm_dirs, allow_mixed, false, threshold)
 }
 
-/// `mix`: average runs of one arm whose fingerprints differ (`fingerprint.rs`).
-pub fn analyze_opts(
-    arm_dirs: &[PathBuf],
-    allow_mixed: bool,
-    mix: bool,
-    threshold: f64,
-) -> Result<Analysis> {
-    // Two readers at a time: the files are independent, and each read is mostly single-threaded.
-    let runs: Vec<ArmRun> = std::thread::scope(|s| {
+/// Every arm directory read, two readers at a time: the files are independent, and each read
+/// is mostly single-threaded.
+fn load_all(arm_dirs: &[PathBuf]) -> Result<Vec<ArmRun>> {
+    std::thread::scope(|s| {
         let half = arm_dirs.len().div_ceil(2);
         let parts: Vec<_> = arm_dirs
             .chunks(half.max(1))
@@ -210,7 +205,44 @@ pub fn analyze_opts(
                     .unwrap_or_else(|_| vec![Err(anyhow::anyhow!("a reader panicked"))])
             })
             .collect::<Result<_>>()
-    })?;
+    })
+}
+
+/// The runs left out of every mean (damaged, or died mid-step): the summary's note and JSON.
+fn left_out(runs: &[ArmRun]) -> Option<(String, Value)> {
+    let left_out: Vec<(String, String, String)> = runs
+        .iter()
+        .filter(|r| matches!(r.status().as_str(), "damaged" | "died"))
+        .map(|r| {
+            let why = match r.status().as_str() {
+                "damaged" => r.meta["damage"].as_str().unwrap_or("?").to_string(),
+                _ => "marked running, but no process holds it: it died".to_string(),
+            };
+            (r.name(), r.status(), why)
+        })
+        .collect();
+    if left_out.is_empty() {
+        return None;
+    }
+    let mut md = String::from("**Left out, not averaged:**\n\n");
+    for (run, status, why) in &left_out {
+        md.push_str(&format!("- {run}: {status}: {why}\n"));
+    }
+    let json = json!(left_out
+        .iter()
+        .map(|(r, s, w)| json!({"run": r, "status": s, "why": w}))
+        .collect::<Vec<_>>());
+    Some((md, json))
+}
+
+/// `mix`: average runs of one arm whose fingerprints differ (`fingerprint.rs`).
+pub fn analyze_opts(
+    arm_dirs: &[PathBuf],
+    allow_mixed: bool,
+    mix: bool,
+    threshold: f64,
+) -> Result<Analysis> {
+    let runs = load_all(arm_dirs)?;
     let mut studies: Vec<String> = runs.iter().map(|r| r.plan.study.clone()).collect();
     studies.sort();
     studies.dedup();
@@ -266,27 +298,9 @@ pub fn analyze_opts(
         markdown = format!("{md}\n{markdown}");
         json["not_at_study_settings"] = nj;
     }
-    let left_out: Vec<(String, String, String)> = runs
-        .iter()
-        .filter(|r| matches!(r.status().as_str(), "damaged" | "died"))
-        .map(|r| {
-            let why = match r.status().as_str() {
-                "damaged" => r.meta["damage"].as_str().unwrap_or("?").to_string(),
-                _ => "marked running, but no process holds it: it died".to_string(),
-            };
-            (r.name(), r.status(), why)
-        })
-        .collect();
-    if !left_out.is_empty() {
-        let mut md = String::from("**Left out, not averaged:**\n\n");
-        for (run, status, why) in &left_out {
-            md.push_str(&format!("- {run}: {status}: {why}\n"));
-        }
+    if let Some((md, lj)) = left_out(&runs) {
         markdown = format!("{md}\n{markdown}");
-        json["left_out"] = json!(left_out
-            .iter()
-            .map(|(r, s, w)| json!({"run": r, "status": s, "why": w}))
-            .collect::<Vec<_>>());
+        json["left_out"] = lj;
     }
     let json = summary::Summary::new(json, studies, &runs).to_json();
     Ok(Analysis {

@@ -150,6 +150,33 @@ pub fn format_s(s: f64) -> String {
     }
 }
 
+/// The time factor of a scale model and where it came from: the article's churn over this
+/// machine's (measured, `--nopm-per-warehouse`, or the study file's), or the study's
+/// `time_factor`.
+fn time_factor(from: &Size, scale: &Scale, churn: Option<(f64, String)>) -> Result<(f64, String)> {
+    if scale.nopm_per_warehouse.is_some() && scale.time_factor.is_some() {
+        bail!("scale: give nopm_per_warehouse or time_factor, not both");
+    }
+    let given = churn.or_else(|| {
+        scale
+            .nopm_per_warehouse
+            .map(|n| (n, "nopm_per_warehouse in the study file".to_string()))
+    });
+    Ok(match (given, scale.time_factor) {
+        (Some((n, src)), _) => {
+            let article = from.nopm_per_warehouse.with_context(|| {
+                format!("size {} has no nopm_per_warehouse (the article's churn)", scale.from)
+            })?;
+            super::bounds::count("nopm_per_warehouse", n, 1e-6, 1e9)?;
+            (article / n, format!("{article} / {n:.0} new orders per warehouse per minute, {src}"))
+        }
+        (None, Some(t)) => (t, "time_factor from the study file".to_string()),
+        (None, None) => bail!(
+            "scale: needs nopm_per_warehouse (this machine's new orders per warehouse per minute) or time_factor"
+        ),
+    })
+}
+
 /// The model of `from` (an article size, with the study's server settings merged in) at
 /// `scale`, with this machine's memory (`mem_kb`, None to skip the check). Fields the scaled
 /// size sets itself (`own`) win over derived ones.
@@ -171,27 +198,7 @@ pub fn derive(
         );
     }
     let b = scale.warehouses as f64 / from_wh as f64;
-    if scale.nopm_per_warehouse.is_some() && scale.time_factor.is_some() {
-        bail!("scale: give nopm_per_warehouse or time_factor, not both");
-    }
-    let given = churn.or_else(|| {
-        scale
-            .nopm_per_warehouse
-            .map(|n| (n, "nopm_per_warehouse in the study file".to_string()))
-    });
-    let (t, source) = match (given, scale.time_factor) {
-        (Some((n, src)), _) => {
-            let article = from.nopm_per_warehouse.with_context(|| {
-                format!("size {} has no nopm_per_warehouse (the article's churn)", scale.from)
-            })?;
-            super::bounds::count("nopm_per_warehouse", n, 1e-6, 1e9)?;
-            (article / n, format!("{article} / {n:.0} new orders per warehouse per minute, {src}"))
-        }
-        (None, Some(t)) => (t, "time_factor from the study file".to_string()),
-        (None, None) => bail!(
-            "scale: needs nopm_per_warehouse (this machine's new orders per warehouse per minute) or time_factor"
-        ),
-    };
+    let (t, source) = time_factor(from, scale, churn)?;
     super::bounds::count("the time factor", t, 1e-6, 1e6)?;
     let server = super::merge_settings(study_server, &from.server);
     let mut values = BTreeMap::new();
