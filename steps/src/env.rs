@@ -1,6 +1,6 @@
 //! Every environment variable hotlab reads, in one place. Flags fall back to these. The table
 //! in docs/safety.md is generated from the doc comments below (`HOTLAB_BLESS=1 cargo test -p
-//! steps --test tidy env_table_is_generated`), and a tidy test refuses a `HOTLAB_` name in the
+//! steps --test it tidy::env_table_is_generated`), and a tidy test refuses a `HOTLAB_` name in the
 //! code that is not declared here.
 
 /// Which server backend to use: `embedded` (default), `compose` or `external`.

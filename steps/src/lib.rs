@@ -1,5 +1,5 @@
 //! hotlab's steps. The modules form layers; the one list of them is `LAYERS` in
-//! `steps/tests/tidy.rs`, which fails on any import that runs upward or in a loop, and
+//! `steps/tests/it/tidy.rs`, which fails on any import that runs upward or in a loop, and
 //! ARCHITECTURE.md's code map follows its order.
 
 pub mod churn;

@@ -1,7 +1,7 @@
 //! Tidy: modules import one way (no cycle, nothing upward of the layers in `lib.rs`), the compose
 //! file keeps the server on loopback with scram and the same settings as the embedded one, every
 //! source file opens with a `//!` doc, and the code is formatted and clippy-clean. (Subcommands
-//! against justfile recipes: `xtask/tests/recipes.rs`.)
+//! against justfile recipes: `xtask/tests/it/recipes.rs`.)
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -460,7 +460,7 @@ fn env_table_is_generated() {
         return;
     }
     panic!(
-        "docs/safety.md's environment table is not what steps/src/env.rs declares: regenerate it with `HOTLAB_BLESS=1 cargo test -p steps --test tidy env_table_is_generated`"
+        "docs/safety.md's environment table is not what steps/src/env.rs declares: regenerate it with `HOTLAB_BLESS=1 cargo test -p steps --test it tidy::env_table_is_generated`"
     );
 }
 
@@ -503,7 +503,7 @@ fn every_variable_is_declared_in_env_rs() {
     }
     assert!(
         undeclared.is_empty(),
-        "variables not declared in steps/src/env.rs: {undeclared:?}; declare each there with a doc comment, then `HOTLAB_BLESS=1 cargo test -p steps --test tidy env_table_is_generated`"
+        "variables not declared in steps/src/env.rs: {undeclared:?}; declare each there with a doc comment, then `HOTLAB_BLESS=1 cargo test -p steps --test it tidy::env_table_is_generated`"
     );
 }
 
@@ -665,12 +665,12 @@ fn functions_stay_short() {
     let new: Vec<&String> = long.difference(&allowed).collect();
     assert!(
         new.is_empty(),
-        "functions over {FN_BUDGET} lines: {new:?}; split them (or, if a long one is the clearest form, add it to LONG_BY_DESIGN in steps/tests/tidy.rs with why)"
+        "functions over {FN_BUDGET} lines: {new:?}; split them (or, if a long one is the clearest form, add it to LONG_BY_DESIGN in steps/tests/it/tidy.rs with why)"
     );
     let stale: Vec<&String> = allowed.difference(&long).collect();
     assert!(
         stale.is_empty(),
-        "no longer over {FN_BUDGET} lines (or gone): {stale:?}; remove them from the lists in steps/tests/tidy.rs"
+        "no longer over {FN_BUDGET} lines (or gone): {stale:?}; remove them from the lists in steps/tests/it/tidy.rs"
     );
 }
 

@@ -22,7 +22,7 @@ fn golden(name: &str, got: &str) {
     let want = std::fs::read_to_string(&path).unwrap();
     assert!(
         got == want,
-        "{name} differs from what analyze gives now; if the change is intended, rewrite it with `UPDATE_GOLDEN=1 cargo test -p steps --test analyze_golden` and review the diff\n--- golden\n{want}\n--- now\n{got}"
+        "{name} differs from what analyze gives now; if the change is intended, rewrite it with `UPDATE_GOLDEN=1 cargo test -p steps --test it analyze_golden` and review the diff\n--- golden\n{want}\n--- now\n{got}"
     );
 }
 
