@@ -8,16 +8,13 @@ pub mod spv;
 pub mod tprocc;
 
 use anyhow::{bail, Result};
-use serde_json::json;
-use sha2::{Digest, Sha256};
 
 use crate::ctx::Ctx;
 use crate::rundir::RunDir;
-use crate::server::Server;
 use crate::study::{ArmPlan, Size};
 
-/// Bumped whenever a loader changes what it writes, so old templates are not reused.
-const LOADER_VERSION: &str = "1";
+pub mod loader;
+pub use loader::Loader;
 
 /// What `run --vus/--rampup/--duration` override in the arm's size.
 #[derive(Debug, Default, Clone, Copy)]
@@ -48,18 +45,7 @@ pub fn run(ctx: &Ctx, rd: &RunDir, plan: &ArmPlan, db: &str, o: Overrides) -> Re
     }
 }
 
-/// What a workload's loader must provide to the template machinery.
-pub struct Loader {
-    pub workload: &'static str,
-    /// (table, expected rows; None: at least one)
-    pub expected: Vec<(String, Option<i64>)>,
-    /// TPROC-C loads with its own loader (its one part is the record of what it builds); other
-    /// workloads run `parts` in order.
-    pub tprocc: Option<tprocc::Shape>,
-    /// The build as SQL, in pieces named by the file each came from (a failure names its file).
-    pub parts: Vec<(String, String)>,
-}
-
+/// Each workload's loader, picked by the arm's size (the one dispatch of `build`).
 impl Loader {
     pub fn for_size(size: &Size) -> Result<Loader> {
         Ok(match size {
@@ -76,61 +62,5 @@ impl Loader {
             return Loader::for_size(plan.size()?);
         };
         script::Shape::of(size)?.loader(plan)
-    }
-
-    /// Runs the load in the (empty) database `db` over `c`: the SQL parts in order, or
-    /// TPROC-C's own loader.
-    pub fn load(&self, server: &Server, db: &str, c: &mut postgres::Client) -> Result<()> {
-        match &self.tprocc {
-            None => {
-                for (file, sql) in &self.parts {
-                    c.batch_execute(sql).map_err(|e| {
-                        anyhow::anyhow!("{file} failed: {}", crate::server::db_error_line(&e))
-                    })?;
-                }
-                Ok(())
-            }
-            Some(shape) => shape.load(server, db, c),
-        }
-    }
-
-    /// The workload's own consistency check of a fresh load, beside the row counts.
-    pub fn verify(
-        &self,
-        c: &mut postgres::Client,
-        db: &str,
-        out: &mut serde_json::Map<String, serde_json::Value>,
-    ) -> Result<()> {
-        if self.tprocc.is_some() {
-            let r = c.query_one(
-                "SELECT (SELECT count(*) FROM order_line), (SELECT sum(o_ol_cnt)::bigint FROM orders)",
-                &[],
-            )?;
-            let (lines, want): (i64, i64) = (r.get(0), r.get(1));
-            if lines != want {
-                bail!("{db}.order_line has {lines} rows, orders say {want}; the build is incomplete: run `cargo xtask build --no-template` again");
-            }
-            out.insert("order_line".into(), json!(lines));
-        }
-        Ok(())
-    }
-
-    /// The whole build as one SQL text (ddl.sql): its parts in order.
-    pub fn ddl(&self) -> String {
-        let parts: Vec<&str> = self.parts.iter().map(|(_, sql)| sql.as_str()).collect();
-        parts.join("\n")
-    }
-
-    /// The template's name: workload plus a hash of everything that shapes the data.
-    pub fn template_name(&self) -> String {
-        let mut h = Sha256::new();
-        h.update(self.workload);
-        h.update(LOADER_VERSION);
-        h.update(self.ddl());
-        format!(
-            "hotlab_tpl_{}_{}",
-            self.workload,
-            &format!("{:x}", h.finalize())[..10]
-        )
     }
 }

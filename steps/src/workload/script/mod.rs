@@ -49,7 +49,7 @@ impl Shape {
         Ok(super::Loader {
             workload: "pgbench",
             expected: plan.tables.iter().map(|t| (t.clone(), None)).collect(),
-            tprocc: None,
+            own: None,
             parts: self.parts(files_of(plan)?, &plan.arm),
         })
     }

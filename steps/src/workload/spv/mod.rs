@@ -42,7 +42,7 @@ impl Shape {
         super::Loader {
             workload: "spv",
             expected: vec![("spv".into(), Some(self.rows as i64))],
-            tprocc: None,
+            own: None,
             parts: vec![("spv.sql".into(), self.ddl())],
         }
     }

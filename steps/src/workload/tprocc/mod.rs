@@ -62,13 +62,40 @@ impl Shape {
                 .into_iter()
                 .map(|(t, n)| (t, Some(n)))
                 .collect(),
-            tprocc: Some(self),
+            own: Some(Box::new(self)),
         }
     }
 
+    /// The DDL a build of this shape runs (schema, then after the load indexes and functions).
+    pub fn ddl(&self) -> String {
+        format!(
+            "-- tprocc, profile {}, {} warehouse(s)\n{SCHEMA}\n-- (data loaded here)\n{INDEXES}\n{FUNCTIONS}",
+            self.profile.name(),
+            self.warehouses
+        )
+    }
+
+    /// Exact row counts after a load (order_line is checked against sum(o_ol_cnt)).
+    pub fn expected(&self) -> Vec<(String, i64)> {
+        let w = self.warehouses;
+        vec![
+            ("item".into(), load::ITEMS),
+            ("warehouse".into(), w),
+            ("district".into(), 10 * w),
+            ("customer".into(), 30_000 * w),
+            ("history".into(), 30_000 * w),
+            ("orders".into(), 30_000 * w),
+            ("new_order".into(), 9_000 * w),
+            ("stock".into(), 100_000 * w),
+        ]
+    }
+}
+
+/// TPROC-C loads with its own loader: HammerDB's generation rules over several connections.
+impl super::loader::OwnLoad for Shape {
     /// Loads the schema, the data (HOTLAB_LOAD_THREADS connections), the transaction functions
     /// and the profile's mark into the empty database `db`.
-    pub fn load(
+    fn load(
         &self,
         server: &crate::server::Server,
         db: &str,
@@ -102,28 +129,23 @@ impl Shape {
         Ok(())
     }
 
-    /// The DDL a build of this shape runs (schema, then after the load indexes and functions).
-    pub fn ddl(&self) -> String {
-        format!(
-            "-- tprocc, profile {}, {} warehouse(s)\n{SCHEMA}\n-- (data loaded here)\n{INDEXES}\n{FUNCTIONS}",
-            self.profile.name(),
-            self.warehouses
-        )
-    }
-
-    /// Exact row counts after a load (order_line is checked against sum(o_ol_cnt)).
-    pub fn expected(&self) -> Vec<(String, i64)> {
-        let w = self.warehouses;
-        vec![
-            ("item".into(), load::ITEMS),
-            ("warehouse".into(), w),
-            ("district".into(), 10 * w),
-            ("customer".into(), 30_000 * w),
-            ("history".into(), 30_000 * w),
-            ("orders".into(), 30_000 * w),
-            ("new_order".into(), 9_000 * w),
-            ("stock".into(), 100_000 * w),
-        ]
+    /// Every order's lines are there: order_line's count is sum(o_ol_cnt).
+    fn verify(
+        &self,
+        c: &mut postgres::Client,
+        db: &str,
+        out: &mut serde_json::Map<String, serde_json::Value>,
+    ) -> Result<()> {
+        let r = c.query_one(
+            "SELECT (SELECT count(*) FROM order_line), (SELECT sum(o_ol_cnt)::bigint FROM orders)",
+            &[],
+        )?;
+        let (lines, want): (i64, i64) = (r.get(0), r.get(1));
+        if lines != want {
+            anyhow::bail!("{db}.order_line has {lines} rows, orders say {want}; the build is incomplete: run `cargo xtask build --no-template` again");
+        }
+        out.insert("order_line".into(), serde_json::json!(lines));
+        Ok(())
     }
 }
 
