@@ -35,17 +35,17 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         let server = Server::ensure(ctx)?;
         let mut c = server.connect(&db)?;
         tprocc::check_database(&mut c, &db, shape.profile)?;
-        let (ok, json) = tprocc::check::run(&mut c, shape.profile)?;
-        for cond in json["conditions"].as_array().into_iter().flatten() {
+        let check = tprocc::check::run(&mut c, shape.profile)?;
+        for cond in &check.conditions {
             println!(
                 "condition {:>2}  {:<55} {} violating rows",
-                cond["condition"],
-                cond["name"].as_str().unwrap_or(""),
-                cond["violations"]
+                cond.condition.unwrap_or(0),
+                cond.name,
+                cond.violations
             );
         }
-        write_json_atomic(&rd.file("check.json"), &json)?;
-        if !ok {
+        write_json_atomic(&rd.file("check.json"), &check)?;
+        if !check.ok {
             bail!(
                 "consistency check failed for {db}; see {}",
                 rd.file("check.json").display()

@@ -14,6 +14,32 @@ use crate::interrupt::interrupted;
 use crate::io::{now_rfc3339, read_json, write_json_atomic};
 use crate::study::{ArmPlan, Plan};
 
+/// check.json: whether a run's invariants held, condition by condition (the spv sum, a
+/// pgbench-script study's row counters, or TPROC-C's consistency conditions).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct CheckJson {
+    pub ok: bool,
+    /// TPROC-C: the profile whose conditions were checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    pub conditions: Vec<CheckCondition>,
+}
+
+/// One condition of check.json.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct CheckCondition {
+    /// TPROC-C: the condition's number in the TPC-C specification (clause 3.3.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub condition: Option<u32>,
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub got: Option<i64>,
+    /// Rows (or counts) that break the condition.
+    pub violations: i64,
+}
+
 /// An arm's or a step's status in meta.json (`status`, `steps.<step>.status`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -80,18 +106,18 @@ impl RunDir {
 
     /// check.json with one condition: what was expected, what was found.
     pub fn write_check(&self, name: &str, expected: i64, got: i64, ok: bool) -> Result<()> {
-        crate::io::write_json_atomic(
-            &self.file("check.json"),
-            &json!({
-                "ok": ok,
-                "conditions": [{
-                    "name": name,
-                    "expected": expected,
-                    "got": got,
-                    "violations": if ok { 0 } else { 1 },
-                }],
-            }),
-        )
+        let check = CheckJson {
+            ok,
+            profile: None,
+            conditions: vec![CheckCondition {
+                condition: None,
+                name: name.into(),
+                expected: Some(expected),
+                got: Some(got),
+                violations: if ok { 0 } else { 1 },
+            }],
+        };
+        crate::io::write_json_atomic(&self.file("check.json"), &check)
     }
 
     pub fn file(&self, name: &str) -> PathBuf {

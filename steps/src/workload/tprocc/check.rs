@@ -2,8 +2,8 @@
 //! query counting the rows that violate it: 1–9 for `hammerdb`, 1–10 and 12 for `spec`
 //! (11 holds only right after the load).
 
+use crate::rundir::{CheckCondition, CheckJson};
 use anyhow::Result;
-use serde_json::{json, Value};
 
 use super::Profile;
 
@@ -78,17 +78,22 @@ pub fn for_profile(p: Profile) -> Vec<&'static Condition> {
         .collect()
 }
 
-/// Runs the profile's conditions; returns (all hold, per-condition JSON).
-pub fn run(c: &mut postgres::Client, p: Profile) -> Result<(bool, Value)> {
-    let mut out = vec![];
-    let mut ok = true;
+/// Runs the profile's conditions: check.json's content.
+pub fn run(c: &mut postgres::Client, p: Profile) -> Result<CheckJson> {
+    let mut conditions = vec![];
     for cond in for_profile(p) {
         let n: i64 = c.query_one(cond.sql, &[])?.get(0);
-        ok &= n == 0;
-        out.push(json!({ "condition": cond.number, "name": cond.name, "violations": n }));
+        conditions.push(CheckCondition {
+            condition: Some(cond.number),
+            name: cond.name.into(),
+            expected: None,
+            got: None,
+            violations: n,
+        });
     }
-    Ok((
-        ok,
-        json!({ "ok": ok, "profile": p.name(), "conditions": out }),
-    ))
+    Ok(CheckJson {
+        ok: conditions.iter().all(|c| c.violations == 0),
+        profile: Some(p.name().into()),
+        conditions,
+    })
 }
