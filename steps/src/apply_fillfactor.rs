@@ -9,11 +9,10 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
-use serde_json::json;
 
 use crate::ctx::Ctx;
 use crate::io::write_json_atomic;
-use crate::rundir::RunDir;
+use crate::rundir::{FillfactorJson, Relation, RunDir};
 use crate::server::Server;
 use crate::study::{check_fillfactor, BuildRoute};
 
@@ -73,7 +72,7 @@ fn apply(ctx: &Ctx, rd: &RunDir, db: &str) -> Result<()> {
     let arm = &plan.arm;
     let server = Server::ensure(ctx)?;
     let mut c = server.connect(db)?;
-    let mut rels: BTreeMap<String, serde_json::Value> = BTreeMap::new();
+    let mut rels: BTreeMap<String, Relation> = BTreeMap::new();
     // A partitioned parent takes no fillfactor (PostgreSQL refuses it): the value goes to every
     // leaf partition, and of a partitioned index to every leaf index.
     let asked = arm
@@ -89,23 +88,28 @@ fn apply(ctx: &Ctx, rd: &RunDir, db: &str) -> Result<()> {
             let what = if kind == "table" { "TABLE" } else { "INDEX" };
             c.batch_execute(&format!("ALTER {what} {leaf} SET (fillfactor = {ff})"))
                 .with_context(|| format!("applying fillfactor {ff} to {kind} {leaf}"))?;
-            let mut e = json!({"kind": kind, "before": before, "asked": ff});
-            if leaf != rel {
-                e["partition_of"] = json!(rel);
-            }
+            let e = Relation {
+                kind: kind.into(),
+                before: Some(before),
+                asked: Some(*ff as i64),
+                partition_of: (leaf != rel).then(|| rel.clone()),
+                ..Default::default()
+            };
             rels.insert(leaf.clone(), e);
         }
     }
+    let table = || Relation {
+        kind: "table".into(),
+        ..Default::default()
+    };
     // The rewrite list is the same in every arm, so every arm starts from freshly packed pages;
     // except an arm built create-with, whose pages are the load's own and stay where the load
     // left them (a VACUUM FULL writes new files past shared buffers).
     for t in &plan.rewrite {
         if plan.arm.build == BuildRoute::CreateWith {
-            let entry = rels
-                .entry(t.clone())
-                .or_insert_with(|| json!({"kind": "table", "before": null, "asked": null}));
-            entry["rewrite_s"] = json!(null);
-            entry["rewrite"] = json!("skipped: build create-with (the load's pages are kept)");
+            let entry = rels.entry(t.clone()).or_insert_with(table);
+            entry.rewrite_s = None;
+            entry.rewrite = Some("skipped: build create-with (the load's pages are kept)".into());
             eprintln!("hotlab: {t} not rewritten (build create-with)");
             continue;
         }
@@ -113,10 +117,7 @@ fn apply(ctx: &Ctx, rd: &RunDir, db: &str) -> Result<()> {
         c.batch_execute(&format!("VACUUM FULL {t}"))
             .with_context(|| format!("rewriting {t} with VACUUM FULL"))?;
         let secs = t0.elapsed().as_secs_f64();
-        let entry = rels
-            .entry(t.clone())
-            .or_insert_with(|| json!({"kind": "table", "before": null, "asked": null}));
-        entry["rewrite_s"] = json!(secs);
+        rels.entry(t.clone()).or_insert_with(table).rewrite_s = Some(secs);
         eprintln!("hotlab: VACUUM FULL {t}: {secs:.2} s");
     }
     for t in &plan.rewrite {
@@ -129,13 +130,13 @@ fn apply(ctx: &Ctx, rd: &RunDir, db: &str) -> Result<()> {
         let heap_bytes: i64 = c
             .query_one("SELECT pg_relation_size(to_regclass($1))", &[rel])?
             .get(0);
-        if entry["before"].is_null() {
-            entry["before"] = json!(opts);
+        if entry.before.is_none() {
+            entry.before = Some(opts.clone());
         }
-        entry["reloptions"] = json!(opts);
-        entry["read_back"] = json!(ff.unwrap_or(100));
-        entry["bytes"] = json!(heap_bytes);
-        if let Some(asked) = entry["asked"].as_i64() {
+        entry.reloptions = Some(opts.clone());
+        entry.read_back = Some(ff.unwrap_or(100) as i64);
+        entry.bytes = Some(heap_bytes);
+        if let Some(asked) = entry.asked {
             if asked != ff.unwrap_or(100) as i64 {
                 bail!("{rel}: asked fillfactor {asked} but reloptions read back {opts:?}");
             }
@@ -148,7 +149,11 @@ fn apply(ctx: &Ctx, rd: &RunDir, db: &str) -> Result<()> {
     }
     write_json_atomic(
         &rd.file("fillfactor.json"),
-        &json!({ "arm": arm.name, "build": arm.build.name(), "relations": rels }),
+        &FillfactorJson {
+            arm: arm.name.clone(),
+            build: arm.build.name().into(),
+            relations: rels,
+        },
     )?;
     Ok(())
 }

@@ -40,6 +40,50 @@ pub struct CheckCondition {
     pub violations: i64,
 }
 
+/// fillfactor.json: what apply-fillfactor asked and read back, per relation.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct FillfactorJson {
+    pub arm: String,
+    /// The arm's build route (`rewrite` or `create-with`).
+    pub build: String,
+    pub relations: std::collections::BTreeMap<String, Relation>,
+}
+
+/// One relation of fillfactor.json: a table or index the arm set, or a table it rewrote.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct Relation {
+    /// `table` or `index`.
+    pub kind: String,
+    /// Its reloptions before (space-separated `key=value`).
+    pub before: Option<String>,
+    /// The fillfactor the arm asked (None: only rewritten).
+    pub asked: Option<i64>,
+    /// The partitioned parent the arm named, for a leaf partition.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition_of: Option<String>,
+    /// Seconds of its VACUUM FULL (None: not rewritten).
+    #[serde(default)]
+    pub rewrite_s: Option<f64>,
+    /// Why it was not rewritten, where the list named it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rewrite: Option<String>,
+    /// Its reloptions after, and the fillfactor they give (100 when unset).
+    #[serde(default)]
+    pub reloptions: Option<String>,
+    #[serde(default)]
+    pub read_back: Option<i64>,
+    /// Its size after the rewrite.
+    #[serde(default)]
+    pub bytes: Option<i64>,
+}
+
+impl FillfactorJson {
+    /// A run directory's fillfactor.json as this type (None when absent or unreadable).
+    pub fn of(v: &serde_json::Value) -> Option<FillfactorJson> {
+        serde_json::from_value(v.clone()).ok()
+    }
+}
+
 /// An arm's or a step's status in meta.json (`status`, `steps.<step>.status`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -15,7 +15,7 @@ use polars_io::prelude::{CsvReadOptions, SerReader};
 use serde_json::Value;
 
 use crate::io::{csv_maps, read_json};
-use crate::rundir::{RunDir, StepStatus};
+use crate::rundir::{FillfactorJson, RunDir, StepStatus};
 use crate::study::ArmPlan;
 use crate::workload::tprocc::files::WorkloadJson as TproccJson;
 
@@ -37,7 +37,8 @@ pub struct ArmRun {
     /// meta.json as a whole: what the steps recorded beside the plan (`build`, `server`,
     /// `memory_limit`, `host`, `status`).
     pub meta: Value,
-    pub fillfactor: Value,
+    /// fillfactor.json (None before apply-fillfactor ran).
+    pub fillfactor: Option<FillfactorJson>,
     pub workload: Value,
     /// workload.json typed, for a TPROC-C run (None for other workloads, or no run yet).
     pub tprocc: Option<TproccJson>,
@@ -70,7 +71,7 @@ impl ArmRun {
             return Ok(ArmRun {
                 dir: dir.to_path_buf(),
                 plan,
-                fillfactor: Value::Null,
+                fillfactor: None,
                 workload: Value::Null,
                 tprocc: None,
                 resets: vec![],
@@ -96,7 +97,7 @@ impl ArmRun {
         Ok(ArmRun {
             dir: dir.to_path_buf(),
             plan,
-            fillfactor: opt_json("fillfactor.json"),
+            fillfactor: FillfactorJson::of(&opt_json("fillfactor.json")),
             tprocc: TproccJson::of(&workload),
             workload,
             resets,
@@ -160,7 +161,10 @@ impl ArmRun {
     pub fn fillfactor(&self, table: &str) -> Option<f64> {
         self.table(table, "fillfactor")
             .last
-            .or_else(|| self.fillfactor["relations"][table]["read_back"].as_f64())
+            .or_else(|| {
+                let f = self.fillfactor.as_ref()?;
+                Some(f.relations.get(table)?.read_back? as f64)
+            })
             .or_else(|| self.plan.arm.fillfactor.get(table).map(|f| *f as f64))
     }
 

@@ -254,11 +254,16 @@ pub fn html(a: &Analysis, out: &Path) -> String {
             esc(&r.name()),
             esc(&r.status())
         ));
-        let fillfactor = r.fillfactor["relations"]
-            .as_object()
-            .map(|o| {
-                o.iter()
-                    .map(|(t, v)| format!("{t} {}", text(&v["read_back"])))
+        let fillfactor = r
+            .fillfactor
+            .as_ref()
+            .map(|f| {
+                f.relations
+                    .iter()
+                    .map(|(t, v)| {
+                        let ff = v.read_back.map_or("–".into(), |n| n.to_string());
+                        format!("{t} {ff}")
+                    })
                     .collect::<Vec<_>>()
                     .join(", ")
             })
