@@ -203,6 +203,93 @@ fn answer_box(a: &Analysis, out: &Path) -> String {
     )
 }
 
+/// One run's section of the page: its metadata as tables, relative links to its files, its
+/// advise, settings, cold resets and command.
+fn run_section(r: &super::load::ArmRun, out: &Path) -> String {
+    let mut s = String::new();
+    let m = &r.meta;
+    let dir = relative(out, &r.dir);
+    s.push_str(&format!(
+        "<h3 id=\"run-{}\">{} ({})</h3>\n",
+        slug(&r.name()),
+        esc(&r.name()),
+        esc(&r.status())
+    ));
+    let fillfactor = r
+        .fillfactor
+        .as_ref()
+        .map(|f| {
+            f.relations
+                .iter()
+                .map(|(t, v)| {
+                    let ff = v.read_back.map_or("–".into(), |n| n.to_string());
+                    format!("{t} {ff}")
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_else(|| "–".into());
+    s.push_str(&kv_table(&[
+        ("server".into(), text(&m["server"]["version"])),
+        ("backend".into(), text(&m["server"]["backend"])),
+        ("host".into(), host_line(&m["host"])),
+        ("hotlab".into(), text(&m["hotlab"]["git"])),
+        ("start".into(), text(&m["start"])),
+        ("end".into(), text(&m["end"])),
+        ("fillfactor".into(), fillfactor),
+    ]));
+    let links: Vec<String> = RUN_FILES
+        .iter()
+        .filter(|f| r.dir.join(f).exists())
+        .map(|f| {
+            let href = dir.join(f);
+            format!("<a href=\"{}\">{f}</a>", esc(&href.to_string_lossy()))
+        })
+        .collect();
+    s.push_str(&format!("<p>Files: {}</p>\n", links.join(" · ")));
+    // `advise` on this arm (written by `just arm` after the run): its selection table.
+    if let Some(md) = crate::io::read_json(&r.dir.join("advise.json"))
+        .ok()
+        .and_then(|j| j["markdown"].as_str().map(str::to_string))
+    {
+        s.push_str(&format!(
+            "<details open><summary>advise: the three tests on this arm</summary>\n{}</details>\n",
+            md_to_html(&md, &mut vec![])
+        ));
+    }
+    let settings: Vec<(String, String)> = m["server"]["settings"]
+        .as_object()
+        .map(|o| o.iter().map(|(k, v)| (k.clone(), text(v))).collect())
+        .unwrap_or_default();
+    s.push_str(&format!(
+        "<details><summary>server settings</summary>\n{}</details>\n",
+        kv_table(&settings)
+    ));
+    let resets: Vec<(String, String)> = r
+        .resets
+        .iter()
+        .map(|x| {
+            let what = format!("{} (cold: {})", text(&x["ts"]), text(&x["cold"]));
+            let actions = x["actions"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .map(|a| format!("{}: {}", text(&a["action"]), text(&a["outcome"])))
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                })
+                .unwrap_or_else(|| x.to_string());
+            (what, actions)
+        })
+        .collect();
+    s.push_str(&format!(
+        "<details><summary>cold resets</summary>\n{}</details>\n<details><summary>command</summary><pre>{}</pre></details>\n",
+        kv_table(&resets),
+        esc(&text(&r.workload["command"])),
+    ));
+    s
+}
+
 /// report.html of an analysis written into `out`.
 pub fn html(a: &Analysis, out: &Path) -> String {
     let first = a.runs.first();
@@ -246,86 +333,7 @@ pub fn html(a: &Analysis, out: &Path) -> String {
     }
     s.push_str("</div>\n<h2 id=\"runs\">Runs</h2>\n");
     for r in &a.runs {
-        let m = &r.meta;
-        let dir = relative(out, &r.dir);
-        s.push_str(&format!(
-            "<h3 id=\"run-{}\">{} ({})</h3>\n",
-            slug(&r.name()),
-            esc(&r.name()),
-            esc(&r.status())
-        ));
-        let fillfactor = r
-            .fillfactor
-            .as_ref()
-            .map(|f| {
-                f.relations
-                    .iter()
-                    .map(|(t, v)| {
-                        let ff = v.read_back.map_or("–".into(), |n| n.to_string());
-                        format!("{t} {ff}")
-                    })
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            })
-            .unwrap_or_else(|| "–".into());
-        s.push_str(&kv_table(&[
-            ("server".into(), text(&m["server"]["version"])),
-            ("backend".into(), text(&m["server"]["backend"])),
-            ("host".into(), host_line(&m["host"])),
-            ("hotlab".into(), text(&m["hotlab"]["git"])),
-            ("start".into(), text(&m["start"])),
-            ("end".into(), text(&m["end"])),
-            ("fillfactor".into(), fillfactor),
-        ]));
-        let links: Vec<String> = RUN_FILES
-            .iter()
-            .filter(|f| r.dir.join(f).exists())
-            .map(|f| {
-                let href = dir.join(f);
-                format!("<a href=\"{}\">{f}</a>", esc(&href.to_string_lossy()))
-            })
-            .collect();
-        s.push_str(&format!("<p>Files: {}</p>\n", links.join(" · ")));
-        // `advise` on this arm (written by `just arm` after the run): its selection table.
-        if let Some(md) = crate::io::read_json(&r.dir.join("advise.json"))
-            .ok()
-            .and_then(|j| j["markdown"].as_str().map(str::to_string))
-        {
-            s.push_str(&format!(
-                "<details open><summary>advise: the three tests on this arm</summary>\n{}</details>\n",
-                md_to_html(&md, &mut vec![])
-            ));
-        }
-        let settings: Vec<(String, String)> = m["server"]["settings"]
-            .as_object()
-            .map(|o| o.iter().map(|(k, v)| (k.clone(), text(v))).collect())
-            .unwrap_or_default();
-        s.push_str(&format!(
-            "<details><summary>server settings</summary>\n{}</details>\n",
-            kv_table(&settings)
-        ));
-        let resets: Vec<(String, String)> = r
-            .resets
-            .iter()
-            .map(|x| {
-                let what = format!("{} (cold: {})", text(&x["ts"]), text(&x["cold"]));
-                let actions = x["actions"]
-                    .as_array()
-                    .map(|a| {
-                        a.iter()
-                            .map(|a| format!("{}: {}", text(&a["action"]), text(&a["outcome"])))
-                            .collect::<Vec<_>>()
-                            .join("; ")
-                    })
-                    .unwrap_or_else(|| x.to_string());
-                (what, actions)
-            })
-            .collect();
-        s.push_str(&format!(
-            "<details><summary>cold resets</summary>\n{}</details>\n<details><summary>command</summary><pre>{}</pre></details>\n",
-            kv_table(&resets),
-            esc(&text(&r.workload["command"])),
-        ));
+        s.push_str(&run_section(r, out));
     }
     s.push_str(SORT_JS);
     s.push_str("</body></html>\n");

@@ -14,6 +14,70 @@ use crate::ctx::Ctx;
 use crate::io::write_json_atomic;
 use crate::server::Server;
 
+/// hotlab's arm: a fresh TPROC-C template load to a durable database (a CHECKPOINT before and
+/// after), then a copy of it, as `build` makes an arm's database.
+fn hotlab_build(server: &Server, loader: &Loader) -> Result<Vec<(String, f64)>> {
+    server.drop_own_database("hotlab_bench_pgbench")?;
+    checkpoint(server)?;
+    let t = Instant::now();
+    load_template(server, "hotlab_bench_build", loader)?;
+    checkpoint(server)?;
+    let secs = t.elapsed().as_secs_f64();
+    let bytes = db_bytes(server, "hotlab_bench_build")?;
+    let t = Instant::now();
+    server.create_own_database("hotlab_bench_copy", Some("hotlab_bench_build"))?;
+    checkpoint(server)?;
+    let copy = t.elapsed().as_secs_f64();
+    eprintln!(
+        "  hotlab build: {} MiB in {secs:.1} s; template copy {copy:.2} s",
+        bytes / 1048576
+    );
+    Ok(figures(&[
+        ("bytes_per_s", bytes as f64 / secs),
+        ("bytes", bytes as f64),
+        ("seconds", secs),
+        ("template_copy_s", copy),
+    ]))
+}
+
+/// pgbench's arm: `pgbench -i` at the scale of about the same bytes, to a durable database.
+fn pgbench_init(server: &Server, scale: i64) -> Result<Vec<(String, f64)>> {
+    server.drop_own_database("hotlab_bench_build")?;
+    server.drop_own_database("hotlab_bench_pgbench")?;
+    server.create_own_database("hotlab_bench_pgbench", None)?;
+    checkpoint(server)?;
+    let t = Instant::now();
+    let scale_s = scale.to_string();
+    let run = crate::proc::run_killable(
+        "pgbench -i",
+        duct::cmd!(
+            server.bin("pgbench"),
+            "-i",
+            "-q",
+            "-I",
+            "dtgvp",
+            "-s",
+            scale_s
+        )
+        .full_env(libpq_env(server, "hotlab_bench_pgbench")),
+    )?;
+    if !run.status.success() {
+        bail!("pgbench -i failed: {}", run.output.trim());
+    }
+    checkpoint(server)?;
+    let secs = t.elapsed().as_secs_f64();
+    let bytes = db_bytes(server, "hotlab_bench_pgbench")?;
+    eprintln!(
+        "  pgbench -i -s {scale}: {} MiB in {secs:.1} s",
+        bytes / 1048576
+    );
+    Ok(figures(&[
+        ("bytes_per_s", bytes as f64 / secs),
+        ("bytes", bytes as f64),
+        ("seconds", secs),
+    ]))
+}
+
 pub fn bench_build(
     ctx: &Ctx,
     server: &Server,
@@ -37,62 +101,9 @@ pub fn bench_build(
     let samples = runner.run(|arm, _| {
         server.drop_own_database("hotlab_bench_copy")?;
         if arm == "hotlab" {
-            server.drop_own_database("hotlab_bench_pgbench")?;
-            checkpoint(server)?;
-            let t = Instant::now();
-            load_template(server, "hotlab_bench_build", &loader)?;
-            checkpoint(server)?;
-            let secs = t.elapsed().as_secs_f64();
-            let bytes = db_bytes(server, "hotlab_bench_build")?;
-            let t = Instant::now();
-            server.create_own_database("hotlab_bench_copy", Some("hotlab_bench_build"))?;
-            checkpoint(server)?;
-            let copy = t.elapsed().as_secs_f64();
-            eprintln!(
-                "  hotlab build: {} MiB in {secs:.1} s; template copy {copy:.2} s",
-                bytes / 1048576
-            );
-            Ok(figures(&[
-                ("bytes_per_s", bytes as f64 / secs),
-                ("bytes", bytes as f64),
-                ("seconds", secs),
-                ("template_copy_s", copy),
-            ]))
+            hotlab_build(server, &loader)
         } else {
-            server.drop_own_database("hotlab_bench_build")?;
-            server.drop_own_database("hotlab_bench_pgbench")?;
-            server.create_own_database("hotlab_bench_pgbench", None)?;
-            checkpoint(server)?;
-            let t = Instant::now();
-            let scale_s = scale.to_string();
-            let run = crate::proc::run_killable(
-                "pgbench -i",
-                duct::cmd!(
-                    server.bin("pgbench"),
-                    "-i",
-                    "-q",
-                    "-I",
-                    "dtgvp",
-                    "-s",
-                    scale_s
-                )
-                .full_env(libpq_env(server, "hotlab_bench_pgbench")),
-            )?;
-            if !run.status.success() {
-                bail!("pgbench -i failed: {}", run.output.trim());
-            }
-            checkpoint(server)?;
-            let secs = t.elapsed().as_secs_f64();
-            let bytes = db_bytes(server, "hotlab_bench_pgbench")?;
-            eprintln!(
-                "  pgbench -i -s {scale}: {} MiB in {secs:.1} s",
-                bytes / 1048576
-            );
-            Ok(figures(&[
-                ("bytes_per_s", bytes as f64 / secs),
-                ("bytes", bytes as f64),
-                ("seconds", secs),
-            ]))
+            pgbench_init(server, scale)
         }
     })?;
     for db in [

@@ -594,8 +594,6 @@ const TO_SPLIT: &[&str] = &[
     "workload/tprocc/load.rs run_task",
     "study/plan.rs plan",
     "analyze/script.rs tables",
-    "analyze/report.rs html",
-    "bench/build.rs bench_build",
     "study/scale.rs derive_pgbench",
     "analyze/load.rs snapshots",
     "advise/mod.rs statements",
