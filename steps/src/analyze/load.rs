@@ -268,12 +268,15 @@ fn additive(metric: &str) -> bool {
         )
 }
 
+/// (object, metric) → its points.
+pub type SeriesMap = HashMap<(String, String), Vec<(f64, f64)>>;
+
 /// One snapshot file reduced to its measured window and its per-sample series.
 #[derive(Debug, Default, Clone)]
 pub struct Snapshots {
     pub window: HashMap<(String, String), Window>,
     /// (object, metric) → (seconds since the first measured sample, value), measured samples.
-    pub series: HashMap<(String, String), Vec<(f64, f64)>>,
+    pub series: SeriesMap,
     /// Parents their partitions were added up into (a sum over objects skips them).
     pub rolled: std::collections::HashSet<String>,
     /// The partitions themselves (a sum over tables that counts the parents skips these).
@@ -334,8 +337,15 @@ pub fn snapshots(path: &Path) -> Result<Snapshots> {
         let rolled = rollup_query(df.lazy()).collect().map_err(err)?;
         out.window.extend(rollup_windows(&rolled)?);
     }
-    // Per-sample series: every (object, metric) as sampled, then the partitions' additive
-    // metrics summed per parent and sample (a group-by) and added into the parent's series.
+    out.series = series_of(measured, !out.rolled.is_empty(), path)?;
+    Ok(out)
+}
+
+/// Per-sample series: every (object, metric) as sampled, then (when `rolled`) the partitions'
+/// additive metrics summed per parent and sample (a group-by) and added into the parent's
+/// series; x is seconds since the first measured sample.
+fn series_of(measured: DataFrame, rolled: bool, path: &Path) -> Result<SeriesMap> {
+    let err = |e: PolarsError| anyhow::anyhow!("analysing {}: {e}", path.display());
     let all_ts = text(&measured, "ts")?;
     let first_ts = (0..all_ts.len())
         .filter_map(|i| all_ts.get(i))
@@ -343,7 +353,7 @@ pub fn snapshots(path: &Path) -> Result<Snapshots> {
     let mut frames = vec![points(measured.clone().lazy(), "object")
         .collect()
         .map_err(err)?];
-    if !out.rolled.is_empty() {
+    if rolled {
         frames.push(
             series_rollup_query(measured.lazy())
                 .collect()
@@ -394,14 +404,13 @@ pub fn snapshots(path: &Path) -> Result<Snapshots> {
             }
         }
     }
-    out.series = series
+    Ok(series
         .into_iter()
         .map(|((o, m), mut v)| {
             v.sort_by(|a, b| a.0.total_cmp(&b.0));
             ((o.to_string(), m.to_string()), v)
         })
-        .collect();
-    Ok(out)
+        .collect())
 }
 
 fn parse_ts(t: &str) -> Option<chrono::DateTime<chrono::FixedOffset>> {

@@ -595,7 +595,6 @@ const TO_SPLIT: &[&str] = &[
     "study/plan.rs plan",
     "analyze/script.rs tables",
     "study/scale.rs derive_pgbench",
-    "analyze/load.rs snapshots",
     "advise/mod.rs statements",
     "analyze/spv.rs tables",
 ];
