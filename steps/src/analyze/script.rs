@@ -238,12 +238,10 @@ pub fn tps_series(r: &ArmRun) -> Vec<(f64, f64)> {
 
 /// Per-second p95 latency (ms) of a run, for the seconds that finished a transaction.
 fn p95_series(r: &ArmRun) -> Vec<(f64, f64)> {
-    let tps = r.workload_column("tps");
+    // A second with no transaction has an empty p95 cell, which workload_column skips.
     r.workload_column("latency_p95_ms")
         .into_iter()
-        .zip(tps)
-        .filter(|(_, (_, n, _))| *n > 0.0)
-        .map(|((t, v, _), _)| (t, v))
+        .map(|(t, v, _)| (t, v))
         .collect()
 }
 

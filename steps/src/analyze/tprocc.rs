@@ -255,7 +255,12 @@ pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
     md.push_str(&bloat_curve(&c));
     out["runs"] = runs_json(&c);
     let mut charts = if runs.iter().all(|r| r.dir.join("samples.csv").exists()) {
-        let nopm = |r: &ArmRun| new_order_per_second(r).0;
+        // Each run's samples.csv read once: (NOPM, p95) per second, by run directory.
+        let per_second: std::collections::HashMap<&std::path::Path, (Series, Series)> = runs
+            .iter()
+            .map(|r| (r.dir.as_path(), new_order_per_second(r)))
+            .collect();
+        let nopm = |r: &ArmRun| per_second[r.dir.as_path()].0.clone();
         let mut c = charts::standard(
             runs,
             TABLES,
@@ -264,7 +269,7 @@ pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
         )?;
         let p95: Vec<charts::Line> = runs
             .iter()
-            .map(|r| (r.arm(), new_order_per_second(r).1))
+            .map(|r| (r.arm(), per_second[r.dir.as_path()].1.clone()))
             .collect();
         c.push((
             "latency_p95.svg".into(),

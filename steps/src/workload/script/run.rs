@@ -17,6 +17,11 @@ use crate::snapshot::{Sampled, Sampler};
 use crate::study::{ArmPlan, PgbenchSize};
 use crate::workload::pgbench;
 
+/// A millisecond figure with three decimals, empty when there is none.
+fn opt(v: Option<f64>) -> String {
+    v.map(|x| format!("{x:.3}")).unwrap_or_default()
+}
+
 /// workload.csv's columns: one row per second since pgbench started.
 pub const SCRIPT_WORKLOAD_HEADER: &[&str] = &[
     "t_s",
@@ -170,7 +175,6 @@ fn write_per_second(
     boundary: i64,
 ) -> Result<()> {
     let mut csv = CsvAppender::open(&rd.file("workload.csv"), SCRIPT_WORKLOAD_HEADER)?;
-    let opt = |v: Option<f64>| v.map(|x| format!("{x:.3}")).unwrap_or_default();
     let mut i = 0;
     let mut second = 0i64;
     while i < txns.len() {
@@ -286,7 +290,6 @@ pub fn run(ctx: &Ctx, rd: &RunDir, plan: &ArmPlan, db: &str, size: &PgbenchSize)
 
     let txns = txlog::read(&rd.file("pgbench_log"))?;
     write_per_second(rd, &txns, start_epoch_us, boundary)?;
-    let opt = |v: Option<f64>| v.map(|x| format!("{x:.3}")).unwrap_or_default();
     let w = window(&txns, boundary, end_epoch_us, every);
     let all = txlog::figures(&txns);
     let out = Record {
