@@ -32,15 +32,15 @@ struct Step {
 }
 
 pub fn ladder(runs: &[ArmRun], table: &str, threshold: f64) -> (String, Value) {
-    let tprocc = runs
-        .iter()
-        .any(|r| r.plan.workload == crate::study::Workload::Tprocc);
     // The throughput each workload reports: NOPM, pgbench scripts' TPS, study 003's statements/s.
-    let (key, label) = match runs.first().map(|r| r.plan.workload) {
-        Some(crate::study::Workload::Tprocc) => ("nopm", "NOPM"),
-        Some(crate::study::Workload::Pgbench) => ("tps", "TPS"),
-        _ => ("statements_per_s", "statements/s"),
+    let Some(first) = runs.first() else {
+        return (String::new(), Value::Null);
     };
+    let super::Throughput {
+        key,
+        label,
+        decimals,
+    } = super::throughput(first.plan.workload);
     let mut steps: BTreeMap<u32, Step> = BTreeMap::new();
     // Only the runs of the sweep itself: a comparison analysed alongside may change the same
     // table in one of its arms.
@@ -95,7 +95,7 @@ pub fn ladder(runs: &[ArmRun], table: &str, threshold: f64) -> (String, Value) {
             num(hot, 2),
             num(newpage, 2),
             num(same, 2),
-            num(mean_of(&s.throughput), if tprocc { 0 } else { 1 }),
+            num(mean_of(&s.throughput), decimals),
             bytes(mean_of(&s.growth)),
             num(mean_of(&s.vacuum), 2),
         ]);

@@ -14,11 +14,7 @@ pub mod mechanism;
 pub mod reference;
 pub mod report;
 pub mod results;
-pub mod script;
-pub mod small_table;
-pub mod spv;
 pub mod summary;
-pub mod tprocc;
 
 use std::path::{Path, PathBuf};
 
@@ -28,7 +24,7 @@ use serde_json::{json, Value};
 use crate::ctx::Ctx;
 use crate::io::write_json_atomic;
 use crate::rundir::find_arm_dirs;
-use crate::study::Workload;
+use crate::study::{each_workload, Workload};
 use load::ArmRun;
 
 #[derive(clap::Args, Debug)]
@@ -71,6 +67,26 @@ pub struct Args {
 
 /// What a study's analysis returns: Markdown, JSON, and (file name, SVG) charts.
 pub type Tables = (String, Value, Vec<(String, String)>);
+
+/// The figure a workload reports its throughput in: workload.json's key, its label, and the
+/// decimals it is shown with.
+pub struct Throughput {
+    pub key: &'static str,
+    pub label: &'static str,
+    pub decimals: usize,
+}
+
+/// What `analyze` asks of a workload: implemented on its size type, in its room (`tables.rs`).
+pub trait StudyTables {
+    const THROUGHPUT: Throughput;
+    /// The study's tables of these runs (one study): markdown, JSON, and charts.
+    fn tables(runs: &[ArmRun]) -> Result<Tables>;
+}
+
+/// The throughput figure of `workload`.
+pub fn throughput(workload: Workload) -> Throughput {
+    each_workload!(workload, W => W::THROUGHPUT)
+}
 
 /// The product of an analysis, before it is written anywhere.
 pub struct Analysis {
@@ -259,19 +275,8 @@ pub fn analyze_opts(
             fingerprint::describe(diff)
         );
     }
-    let (mut markdown, mut json, charts) = match runs[0].plan.workload {
-        Workload::Spv => spv::tables(&runs)?,
-        Workload::Tprocc => tprocc::tables(&runs)?,
-        Workload::Pgbench => {
-            // Study 001 adds its comparison with the article (analyze/small_table.rs).
-            let plan = &runs[0].plan;
-            let article = plan.study == "small-table" || plan.title.contains("001");
-            script::tables(
-                &runs,
-                article.then_some(small_table::sections as script::Section),
-            )?
-        }
-    };
+    let (mut markdown, mut json, charts) =
+        each_workload!(runs[0].plan.workload, W => W::tables(&runs)?);
     if let Some(table) = ladder::swept_table(&runs) {
         let (md, lj) = ladder::ladder(&runs, &table, threshold);
         markdown = format!("{md}\n{markdown}");

@@ -18,8 +18,6 @@ use super::arms::{figure, ArmStats};
 use super::fingerprint;
 use super::load::ArmRun;
 
-use crate::study::Workload;
-
 /// The version of both files' columns. A reader refuses files from a newer version.
 pub const SCHEMA_VERSION: i64 = 1;
 
@@ -88,11 +86,8 @@ impl RunRow {
         let m = &r.meta;
         let w = &r.workload;
         let spec = &m["size_spec"];
-        let (metric, throughput) = match r.plan.workload {
-            Workload::Tprocc => ("NOPM", w["nopm"].as_f64()),
-            Workload::Pgbench => ("TPS", w["tps"].as_f64()),
-            Workload::Spv => ("statements/s", w["statements_per_s"].as_f64()),
-        };
+        let t = super::throughput(r.plan.workload);
+        let (metric, throughput) = (t.label, w[t.key].as_f64());
         let (mut upd, mut hot, mut newpage) = (None, None, None);
         let add = |a: Option<f64>, b: Option<f64>| match (a, b) {
             (a, Some(b)) => Some(a.unwrap_or(0.0) + b),

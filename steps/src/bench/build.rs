@@ -8,7 +8,7 @@ use anyhow::{bail, Result};
 use serde_json::json;
 
 use super::runner::{out_dir, Runner};
-use super::{checkpoint, db_bytes, figures, libpq_env, tprocc_size};
+use super::{checkpoint, db_bytes, figures, libpq_env, tprocc_loader};
 use crate::build::{load_template, Loader};
 use crate::ctx::Ctx;
 use crate::io::write_json_atomic;
@@ -89,7 +89,7 @@ pub fn bench_build(
         bail!("--warehouses must be at least 1");
     }
     let dir = out_dir(&ctx.runs_dir(), "build")?;
-    let loader = Loader::for_size(&tprocc_size(warehouses))?;
+    let loader = tprocc_loader(warehouses)?;
     // pgbench scale with about the same bytes (≈103 MB per warehouse, ≈15.6 MB per scale).
     let scale = ((warehouses as f64 * 103.0 / 15.6).round() as i64).max(1);
     let runner = Runner {

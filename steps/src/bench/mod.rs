@@ -28,7 +28,7 @@ use anyhow::Result;
 use crate::build::{ensure_template, Loader};
 use crate::ctx::Ctx;
 use crate::server::Server;
-use crate::study::{Size, TproccSize};
+use crate::workload::tprocc::size::TproccSize;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -69,7 +69,7 @@ impl Load {
             all_warehouses: Some(true),
             ..Default::default()
         };
-        let loader = Loader::for_size(&Size::Tprocc(size.clone()))?;
+        let loader = crate::workload::tprocc::Shape::of(&size)?.loader();
         let (template, _) = ensure_template(server, &loader, false)?;
         Ok((size, template))
     }
@@ -125,11 +125,13 @@ pub(crate) fn cpu_seconds(who: i32) -> f64 {
     t(u.ru_utime) + t(u.ru_stime)
 }
 
-pub(crate) fn tprocc_size(warehouses: i64) -> Size {
-    Size::Tprocc(TproccSize {
+/// The loader of a default TPROC-C size of `warehouses`.
+pub(crate) fn tprocc_loader(warehouses: i64) -> Result<Loader> {
+    let size = TproccSize {
         warehouses: Some(warehouses),
         ..Default::default()
-    })
+    };
+    Ok(crate::workload::tprocc::Shape::of(&size)?.loader())
 }
 
 pub(crate) fn db_bytes(server: &Server, db: &str) -> Result<i64> {

@@ -64,6 +64,14 @@ pub fn count(name: &str, v: f64, lo: f64, hi: f64) -> Result<f64> {
     Ok(v)
 }
 
+/// `snapshot_every_s` of a size: at least 0.1 s.
+pub fn snapshot_every(e: Option<f64>) -> Result<()> {
+    if let Some(e) = e {
+        seconds("snapshot_every_s", e, 0.1)?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,6 +5,7 @@
 //! writes nothing. Sits under the run directory, the server and the workloads.
 
 pub mod bounds;
+pub mod kind;
 pub mod pgbench;
 pub mod plan;
 pub mod scale;
@@ -17,20 +18,11 @@ use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::ctx::Ctx;
+pub use kind::SizeKind;
 pub use pgbench::{Partition, PgbenchFiles, PgbenchSpec};
 pub use plan::{parse_adhoc_arm, resolve_size, sweep_values, ArmPlan, Plan, PlanArgs};
-pub use size::{PgbenchSize, Profile, Scale, Size, SpvSize, TproccSize};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Workload {
-    /// Study 003: many-row UPDATE statements through pgbench on one small table.
-    Spv,
-    /// Study 000: HammerDB-compatible TPC-C (TPROC-C).
-    Tprocc,
-    /// Study 001, and a user's own table: schema, load and pgbench scripts from files.
-    Pgbench,
-}
+pub(crate) use size::{each_size, each_workload};
+pub use size::{Size, Workload};
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(try_from = "RawStudy")]
@@ -59,29 +51,17 @@ pub struct Study {
     pub pgbench_files: Option<PgbenchFiles>,
 }
 
-/// A study's sizes, one type per workload (the study's `workload:` is the tag).
+/// A study's sizes by name, each of the study's workload's type.
 #[derive(Debug, Clone)]
-pub enum Sizes {
-    Spv(BTreeMap<String, SpvSize>),
-    Tprocc(BTreeMap<String, TproccSize>),
-    Pgbench(BTreeMap<String, PgbenchSize>),
-}
+pub struct Sizes(pub BTreeMap<String, Size>);
 
 impl Sizes {
     pub fn names(&self) -> Vec<String> {
-        match self {
-            Sizes::Spv(m) => m.keys().cloned().collect(),
-            Sizes::Tprocc(m) => m.keys().cloned().collect(),
-            Sizes::Pgbench(m) => m.keys().cloned().collect(),
-        }
+        self.0.keys().cloned().collect()
     }
 
     pub fn get(&self, name: &str) -> Option<Size> {
-        match self {
-            Sizes::Spv(m) => m.get(name).cloned().map(Size::Spv),
-            Sizes::Tprocc(m) => m.get(name).cloned().map(Size::Tprocc),
-            Sizes::Pgbench(m) => m.get(name).cloned().map(Size::Pgbench),
-        }
+        self.0.get(name).cloned()
     }
 }
 
@@ -115,23 +95,17 @@ impl TryFrom<RawStudy> for Study {
     type Error = String;
 
     fn try_from(r: RawStudy) -> Result<Study, String> {
-        fn typed<T: serde::de::DeserializeOwned>(
-            w: &str,
-            m: BTreeMap<String, serde_norway::Value>,
-        ) -> Result<BTreeMap<String, T>, String> {
-            m.into_iter()
-                .map(|(k, v)| {
-                    serde_norway::from_value(v)
-                        .map(|s| (k.clone(), s))
-                        .map_err(|e| format!("sizes.{k} ({w} size): {e}"))
-                })
-                .collect()
-        }
-        let sizes = match r.workload {
-            Workload::Spv => Sizes::Spv(typed("spv", r.sizes)?),
-            Workload::Tprocc => Sizes::Tprocc(typed("tprocc", r.sizes)?),
-            Workload::Pgbench => Sizes::Pgbench(typed("pgbench", r.sizes)?),
-        };
+        let w = r.workload;
+        let sizes = r
+            .sizes
+            .into_iter()
+            .map(|(k, v)| {
+                Size::parse(w, v)
+                    .map(|s| (k.clone(), s))
+                    .map_err(|e| format!("sizes.{k} ({} size): {e}", w.name()))
+            })
+            .collect::<Result<_, String>>()
+            .map(Sizes)?;
         if (r.workload == Workload::Pgbench) != r.pgbench.is_some() {
             return Err(if r.pgbench.is_some() {
                 "pgbench: is only for workload: pgbench".to_string()
@@ -283,9 +257,7 @@ fn validate_study(s: &Study) -> Result<()> {
     }
     for name in s.sizes.names() {
         let size = s.sizes.get(&name).expect("a listed size");
-        if matches!(&size, Size::Tprocc(t) if t.scale.is_some())
-            || matches!(&size, Size::Pgbench(p) if p.scale.is_some())
-        {
+        if size.kind().scale_from().is_some() {
             // Checked when it is resolved, against this machine (`resolve_size`).
             continue;
         }
@@ -410,21 +382,7 @@ pub fn check_ident(what: &str, name: &str) -> Result<()> {
 }
 
 pub(crate) fn validate_size(size: &Size) -> Result<()> {
-    match size {
-        Size::Spv(s) => s.check(),
-        Size::Pgbench(s) => s.check(),
-        Size::Tprocc(s) => {
-            s.check()?;
-            let duration = s.duration_s.unwrap_or(60.0);
-            if let Some(e) = s.snapshot_every_s.filter(|e| *e > duration) {
-                eprintln!(
-                    "hotlab: warning: snapshot_every_s ({e}) is longer than the measured window ({duration} s); \
-                     only the begin and end samples will be taken"
-                );
-            }
-            Ok(())
-        }
-    }
+    size.kind().check()
 }
 
 /// An arm may only set fillfactor on the study's tables, within PostgreSQL's range.
@@ -463,7 +421,8 @@ pub fn validate_arm(s: &Study, a: &Arm) -> Result<()> {
             a.name
         );
     }
-    size::check_vars(&a.vars).with_context(|| format!("arm {}", a.name))?;
+    crate::workload::script::size::check_vars(&a.vars)
+        .with_context(|| format!("arm {}", a.name))?;
     if a.build == BuildRoute::CreateWith && a.partition.is_some() {
         bail!(
             "arm {}: build create-with cannot create a partitioned table (a fillfactor goes to each leaf after the partitioning); use build: rewrite for this arm",

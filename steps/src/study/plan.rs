@@ -187,7 +187,7 @@ impl TryFrom<RawArmPlan> for ArmPlan {
     fn try_from(r: RawArmPlan) -> Result<ArmPlan, String> {
         let size_spec = match r.size_spec {
             None | Some(serde_json::Value::Null) => None,
-            Some(v) => Some(Size::from_json(r.workload, v).map_err(|e| format!("size_spec: {e}"))?),
+            Some(v) => Some(Size::parse(r.workload, v).map_err(|e| format!("size_spec: {e}"))?),
         };
         Ok(ArmPlan {
             plan_version: r.plan_version,
@@ -562,7 +562,7 @@ pub fn parse_adhoc_arm(spec: &str) -> Result<Arm> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::study::SpvSize;
+    use crate::workload::spv::size::SpvSize;
 
     fn plan(arms: &[&str], repeats: u32) -> Plan {
         Plan {

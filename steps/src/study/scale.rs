@@ -13,7 +13,8 @@ use anyhow::{bail, Context, Result};
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::size::{PgbenchScale, PgbenchSize, Scale, TproccSize as Size};
+use crate::workload::script::size::{PgbenchScale, PgbenchSize};
+use crate::workload::tprocc::size::{Scale, TproccSize as Size};
 
 /// Settings that are bytes: they follow the data.
 pub const BYTE_SETTINGS: &[&str] = &[
@@ -489,10 +490,10 @@ mod tests {
             .unwrap(),
         )
         .unwrap();
-        let crate::study::Sizes::Tprocc(sizes) = &study.sizes else {
+        let Some(crate::study::Size::Tprocc(size)) = study.sizes.get("article-small") else {
             panic!("study 000 is tprocc")
         };
-        (study.server.clone(), sizes["article-small"].clone())
+        (study.server.clone(), size)
     }
 
     fn scale(wh: i64, t: f64) -> Scale {

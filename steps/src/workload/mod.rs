@@ -7,11 +7,11 @@ pub mod script;
 pub mod spv;
 pub mod tprocc;
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 
 use crate::ctx::Ctx;
 use crate::rundir::RunDir;
-use crate::study::{ArmPlan, Size};
+use crate::study::{each_size, ArmPlan};
 
 pub mod loader;
 pub use loader::Loader;
@@ -24,43 +24,22 @@ pub struct Overrides {
     pub duration_s: Option<f64>,
 }
 
-/// The one place `run` picks a workload: the arm's size says which, and its room runs it.
-pub fn run(ctx: &Ctx, rd: &RunDir, plan: &ArmPlan, db: &str, o: Overrides) -> Result<()> {
-    match plan.size()?.clone() {
-        Size::Spv(size) => spv::run::run(ctx, rd, db, &size),
-        Size::Tprocc(mut size) => {
-            size.vus = o.vus.or(size.vus);
-            size.rampup_s = o.rampup_s.or(size.rampup_s);
-            size.duration_s = o.duration_s.or(size.duration_s);
-            tprocc::run::run(ctx, rd, plan, db, &size)
-        }
-        Size::Pgbench(mut size) => {
-            size.rampup_s = o.rampup_s.or(size.rampup_s);
-            if let Some(d) = o.duration_s {
-                size.duration_s = Some(d);
-                size.transactions = None;
-            }
-            script::run::run(ctx, rd, plan, db, &size)
-        }
-    }
+/// What `build` and `run` ask of a workload: implemented on its size type, in its room.
+pub trait Room {
+    /// The loader of an arm's plan whose size this is (`build`).
+    fn loader(&self, plan: &ArmPlan) -> Result<Loader>;
+    /// Runs the workload on `db` with `run`'s overrides, into the arm's run directory.
+    fn run(&self, ctx: &Ctx, rd: &RunDir, plan: &ArmPlan, db: &str, o: Overrides) -> Result<()>;
 }
 
-/// Each workload's loader, picked by the arm's size (the one dispatch of `build`).
-impl Loader {
-    pub fn for_size(size: &Size) -> Result<Loader> {
-        Ok(match size {
-            Size::Spv(size) => spv::Shape::of(size)?.loader(),
-            Size::Tprocc(size) => tprocc::Shape::of(size)?.loader(),
-            Size::Pgbench(_) => bail!("a pgbench-script size needs its plan: Loader::for_plan"),
-        })
-    }
+/// The one place `run` picks a workload: the arm's size says which, and its room runs it.
+pub fn run(ctx: &Ctx, rd: &RunDir, plan: &ArmPlan, db: &str, o: Overrides) -> Result<()> {
+    each_size!(plan.size()?, s => s.run(ctx, rd, plan, db, o))
+}
 
-    /// The loader of an arm's plan: the size's, and for a pgbench-script study the study's files
-    /// and the arm's partitioning (part of the schema, so part of the template's key).
-    pub fn for_plan(plan: &crate::study::ArmPlan) -> Result<Loader> {
-        let Size::Pgbench(size) = plan.size()? else {
-            return Loader::for_size(plan.size()?);
-        };
-        script::Shape::of(size)?.loader(plan)
+impl Loader {
+    /// The loader of an arm's plan (the one dispatch of `build`).
+    pub fn for_plan(plan: &ArmPlan) -> Result<Loader> {
+        each_size!(plan.size()?, s => s.loader(plan))
     }
 }

@@ -5,11 +5,15 @@
 //! between the schema and the load, so the load writes into the leaves.
 
 pub mod run;
+pub mod size;
+pub mod tables;
 
 use anyhow::{Context, Result};
 
 use crate::study::pgbench::{substitute, PgbenchFiles};
-use crate::study::{Arm, BuildRoute, PgbenchSize};
+use crate::study::SizeKind;
+use crate::study::{Arm, BuildRoute};
+use size::PgbenchSize;
 
 pub struct Shape {
     pub clients: u32,

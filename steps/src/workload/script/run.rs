@@ -7,6 +7,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use serde_json::json;
 
+use super::size::PgbenchSize;
 use super::{files_of, txlog, Shape};
 use crate::ctx::Ctx;
 use crate::interrupt::interrupted;
@@ -14,7 +15,7 @@ use crate::io::{write_json_atomic, CsvAppender};
 use crate::rundir::RunDir;
 use crate::server::Server;
 use crate::snapshot::{Sampled, Sampler};
-use crate::study::{ArmPlan, PgbenchSize};
+use crate::study::ArmPlan;
 use crate::workload::pgbench;
 
 /// A millisecond figure with three decimals, empty when there is none.
@@ -242,6 +243,31 @@ fn check_rows(
 /// `snapshot_every_s`, and a last one after every backend has flushed its statistics.
 /// workload.csv and workload.json come from pgbench's per-transaction logs (latency
 /// percentiles per second and over the window); check.json from the row counters.
+impl crate::workload::Room for PgbenchSize {
+    /// The study's files and the arm's partitioning (part of the schema, so part of the
+    /// template's key).
+    fn loader(&self, plan: &ArmPlan) -> Result<crate::workload::Loader> {
+        super::Shape::of(self)?.loader(plan)
+    }
+
+    fn run(
+        &self,
+        ctx: &Ctx,
+        rd: &RunDir,
+        plan: &ArmPlan,
+        db: &str,
+        o: crate::workload::Overrides,
+    ) -> Result<()> {
+        let mut size = self.clone();
+        size.rampup_s = o.rampup_s.or(size.rampup_s);
+        if let Some(d) = o.duration_s {
+            size.duration_s = Some(d);
+            size.transactions = None;
+        }
+        run(ctx, rd, plan, db, &size)
+    }
+}
+
 pub fn run(ctx: &Ctx, rd: &RunDir, plan: &ArmPlan, db: &str, size: &PgbenchSize) -> Result<()> {
     let shape = Shape::of(size)?;
     let files = files_of(plan)?;

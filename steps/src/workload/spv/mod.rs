@@ -4,10 +4,13 @@
 //! block of `rows_per_statement` consecutive ids.
 
 pub mod run;
+pub mod size;
+pub mod tables;
 
 use anyhow::Result;
 
-use crate::study::SpvSize;
+use crate::study::SizeKind;
+use size::SpvSize;
 
 pub const DDL: &str = include_str!("../../../sql/spv.sql");
 pub const SCRIPT: &str = include_str!("../../../sql/spv_update.pgbench");

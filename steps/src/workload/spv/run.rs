@@ -7,6 +7,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use serde_json::json;
 
+use super::size::SpvSize;
 use super::{Shape, SCRIPT};
 use crate::ctx::Ctx;
 use crate::interrupt::interrupted;
@@ -14,7 +15,6 @@ use crate::io::{write_json_atomic, CsvAppender};
 use crate::rundir::RunDir;
 use crate::server::Server;
 use crate::snapshot::{Sampled, Sampler};
-use crate::study::SpvSize;
 use crate::workload::pgbench;
 
 /// workload.csv's columns: one row per second of pgbench's aggregate log.
@@ -82,6 +82,23 @@ fn check_sum(
 /// Runs study 003's updates: pgbench with one client while the sampler takes a sample every
 /// `snapshot_every_s` (phase `measured`, from just before the first statement to after the last
 /// backend flushed its statistics); check.json holds the invariant sum(val).
+impl crate::workload::Room for SpvSize {
+    fn loader(&self, _plan: &crate::study::ArmPlan) -> Result<crate::workload::Loader> {
+        Ok(super::Shape::of(self)?.loader())
+    }
+
+    fn run(
+        &self,
+        ctx: &Ctx,
+        rd: &RunDir,
+        _plan: &crate::study::ArmPlan,
+        db: &str,
+        _o: crate::workload::Overrides,
+    ) -> Result<()> {
+        run(ctx, rd, db, self)
+    }
+}
+
 pub fn run(ctx: &Ctx, rd: &RunDir, db: &str, size: &SpvSize) -> Result<()> {
     let shape = Shape::of(size)?;
     let server = Server::ensure(ctx)?;

@@ -9,16 +9,19 @@ pub mod files;
 pub mod load;
 pub mod rng;
 pub mod run;
+pub mod size;
+pub mod tables;
 
 use anyhow::{Context, Result};
 
-use crate::study::TproccSize;
+use crate::study::SizeKind;
+use size::TproccSize;
 
 pub const SCHEMA: &str = include_str!("../../../sql/tprocc/schema.sql");
 pub const INDEXES: &str = include_str!("../../../sql/tprocc/indexes.sql");
 pub const FUNCTIONS: &str = include_str!("../../../sql/tprocc/functions.sql");
 
-pub use crate::study::Profile;
+pub use size::Profile;
 
 /// A TPROC-C size, validated.
 #[derive(Debug, Clone)]

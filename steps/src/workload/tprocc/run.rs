@@ -4,15 +4,37 @@
 
 use anyhow::{Context, Result};
 
+use super::size::TproccSize;
 use super::Shape;
 use crate::ctx::Ctx;
 use crate::io::write_json_atomic;
 use crate::rundir::RunDir;
 use crate::server::Server;
 use crate::snapshot::{wait_for_backends, Sampler};
-use crate::study::{ArmPlan, TproccSize};
+use crate::study::ArmPlan;
 
 /// Runs TPROC-C on the arm's database, confined to the size's RAM where it states one.
+impl crate::workload::Room for TproccSize {
+    fn loader(&self, _plan: &ArmPlan) -> Result<crate::workload::Loader> {
+        Ok(super::Shape::of(self)?.loader())
+    }
+
+    fn run(
+        &self,
+        ctx: &Ctx,
+        rd: &RunDir,
+        plan: &ArmPlan,
+        db: &str,
+        o: crate::workload::Overrides,
+    ) -> Result<()> {
+        let mut size = self.clone();
+        size.vus = o.vus.or(size.vus);
+        size.rampup_s = o.rampup_s.or(size.rampup_s);
+        size.duration_s = o.duration_s.or(size.duration_s);
+        run(ctx, rd, plan, db, &size)
+    }
+}
+
 pub fn run(ctx: &Ctx, rd: &RunDir, plan: &ArmPlan, db: &str, size: &TproccSize) -> Result<()> {
     let shape = Shape::of(size)?;
     let server = Server::ensure(ctx)?;

@@ -5,14 +5,14 @@
 
 use serde_json::{json, Value};
 
-use super::load::ArmRun;
-use super::script::{arm_ratio as ratio, arm_stats as stat, Arms, Getter, Row};
-use super::{direction, md_table, num};
+use super::{arm_ratio as ratio, arm_stats as stat, Arms, Getter, Row};
+use crate::analyze::load::ArmRun;
+use crate::analyze::{direction, md_table, num};
 use crate::io::csv_maps;
 use crate::stats::Stats;
 
 /// The article's figures (data/reference/001-small-table.csv; README there).
-const REFERENCE: &str = include_str!("../../../data/reference/001-small-table.csv");
+const REFERENCE: &str = include_str!("../../../../../data/reference/001-small-table.csv");
 
 /// The article's published figures by (variant, column), PostgreSQL 18.2 (seeds/001) and 13.23
 /// (seeds/004) alike; sizes in bytes.
@@ -466,11 +466,11 @@ fn every_figure(arms: &Arms, p: &Published, bytes_factor: Option<f64>) -> (Strin
         "≈ 500 MB".into(),
         format!(
             "{}{}",
-            super::bytes(at_article),
+            crate::analyze::bytes(at_article),
             if bytes_factor.is_some_and(|f| f < 1.0) {
                 format!(
                     " (ours {} × 1/{:.0})",
-                    super::bytes(heap),
+                    crate::analyze::bytes(heap),
                     1.0 / bytes_factor.unwrap_or(1.0)
                 )
             } else {

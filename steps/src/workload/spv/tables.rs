@@ -5,8 +5,8 @@
 use anyhow::Result;
 use serde_json::{json, Value};
 
-use super::load::ArmRun;
-use super::{bytes, md_table, num, pct, report::bar_chart, stepwise};
+use crate::analyze::load::ArmRun;
+use crate::analyze::{bytes, md_table, num, pct, report::bar_chart, stepwise};
 
 const TABLE: &str = "spv";
 /// The article's one printed number: requests per second at one (unnamed) fillfactor.
@@ -120,7 +120,7 @@ fn claims(rows: &[&Row]) -> Vec<Value> {
     ]
 }
 
-pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
+pub fn tables(runs: &[ArmRun]) -> Result<crate::analyze::Tables> {
     let mut rows: Vec<(Row, &ArmRun)> = runs.iter().map(|r| (row(r), r)).collect();
     // The article's order: fillfactor 100 → 30.
     rows.sort_by(|a, b| {
@@ -214,19 +214,19 @@ pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
     ];
     let per_s = |r: &ArmRun| per_second(r, "tps");
     let mut charts = charts;
-    charts.extend(super::charts::standard(
+    charts.extend(crate::analyze::charts::standard(
         runs,
         &[TABLE],
         TABLE,
         ("statements/s, 1-s resolution", &per_s),
     )?);
-    let latency: Vec<super::charts::Line> = runs
+    let latency: Vec<crate::analyze::charts::Line> = runs
         .iter()
         .map(|r| (r.arm(), per_second(r, "latency_avg_ms")))
         .collect();
     charts.push((
         "latency_avg.svg".into(),
-        super::charts::line_chart(
+        crate::analyze::charts::line_chart(
             "Mean latency per second (pgbench's aggregate log keeps no percentiles)",
             "seconds since pgbench started",
             "mean latency, ms",
@@ -325,4 +325,16 @@ fn published_rate(rows: &[(Row, &ArmRun)]) -> String {
         PUBLISHED_REQUESTS_PER_S * 1000.0,
         num(best_rate, 1)
     )
+}
+
+impl crate::analyze::StudyTables for super::size::SpvSize {
+    const THROUGHPUT: crate::analyze::Throughput = crate::analyze::Throughput {
+        key: "statements_per_s",
+        label: "statements/s",
+        decimals: 1,
+    };
+
+    fn tables(runs: &[ArmRun]) -> Result<crate::analyze::Tables> {
+        tables(runs)
+    }
 }

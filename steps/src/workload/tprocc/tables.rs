@@ -10,10 +10,10 @@ use std::collections::{BTreeMap, HashMap};
 use anyhow::Result;
 use serde_json::{json, Value};
 
-use super::arms::{figure, ArmStats, Figure};
-use super::load::ArmRun;
-use super::reference::{self, Row};
-use super::{bytes, charts, direction, md_table, mechanism, num, pct};
+use crate::analyze::arms::{figure, ArmStats, Figure};
+use crate::analyze::load::ArmRun;
+use crate::analyze::reference::{self, Row};
+use crate::analyze::{bytes, charts, direction, md_table, mechanism, num, pct};
 use crate::stats::Stats;
 
 const TABLES: &[&str] = &[
@@ -25,10 +25,10 @@ const TABLES: &[&str] = &[
     "order_line",
 ];
 
-const EVERY_RUN: &str = include_str!("../../../data/reference/000-every-run.csv");
-const STOCK_GROWTH: &str = include_str!("../../../data/reference/000-stock-growth.csv");
-const NEWPAGE_FF100: &str = include_str!("../../../data/reference/000-newpage-ff100.csv");
-const ONPAGE: &str = include_str!("../../../data/reference/000-onpage.csv");
+const EVERY_RUN: &str = include_str!("../../../../data/reference/000-every-run.csv");
+const STOCK_GROWTH: &str = include_str!("../../../../data/reference/000-stock-growth.csv");
+const NEWPAGE_FF100: &str = include_str!("../../../../data/reference/000-newpage-ff100.csv");
+const ONPAGE: &str = include_str!("../../../../data/reference/000-onpage.csv");
 
 /// Rows of a small reference CSV as header → value maps.
 fn csv_rows(text: &str) -> Vec<BTreeMap<String, String>> {
@@ -188,7 +188,7 @@ fn ms(s: Option<Stats>, d: usize) -> String {
 
 /// Like `ms`, with the spread ((max − min) / mean) for throughput figures.
 fn ms_spread(s: Option<Stats>, d: usize) -> String {
-    super::spread_cell(s, |x| num(Some(x), d))
+    crate::analyze::spread_cell(s, |x| num(Some(x), d))
 }
 
 /// What every table of the TPROC-C summary reads.
@@ -206,9 +206,9 @@ struct Cx<'a> {
 }
 
 /// The TPROC-C summary: one function per printed table, in the order printed.
-pub fn tables(runs: &[ArmRun]) -> Result<super::Tables> {
+pub fn tables(runs: &[ArmRun]) -> Result<crate::analyze::Tables> {
     let figs: Vec<RunFigures> = runs.iter().map(figures).collect();
-    let arms = super::by_arm(&figs, |f| f.arm.clone(), |f| f.complete);
+    let arms = crate::analyze::by_arm(&figs, |f| f.arm.clone(), |f| f.complete);
     let ours_wh = runs
         .first()
         .and_then(|r| r.tprocc.as_ref())
@@ -716,4 +716,16 @@ fn runs_json(c: &Cx) -> Value {
             "tables": f.tables,
         }))
         .collect::<Vec<_>>())
+}
+
+impl crate::analyze::StudyTables for super::size::TproccSize {
+    const THROUGHPUT: crate::analyze::Throughput = crate::analyze::Throughput {
+        key: "nopm",
+        label: "NOPM",
+        decimals: 0,
+    };
+
+    fn tables(runs: &[ArmRun]) -> Result<crate::analyze::Tables> {
+        tables(runs)
+    }
 }

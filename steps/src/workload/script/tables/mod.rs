@@ -6,12 +6,14 @@
 //! direction flag, and its five claims checked. Partitions are already added up into their
 //! parent by `load`. Reads only what `load` read plus workload.csv.
 
+pub mod small_table;
+
 use serde_json::{json, Value};
 
-use super::arms::{figure, ArmStats};
-use super::load::ArmRun;
-use super::mechanism::add;
-use super::{by_arm, bytes, charts, md_table, num, pct};
+use crate::analyze::arms::{figure, ArmStats};
+use crate::analyze::load::ArmRun;
+use crate::analyze::mechanism::add;
+use crate::analyze::{by_arm, bytes, charts, md_table, num, pct};
 use crate::stats::Stats;
 
 /// One run's figures for the updated table `t`.
@@ -98,7 +100,7 @@ pub fn row(r: &ArmRun, t: &str) -> Row {
     let at_mid = buffers_at(r, Moment::Middle);
     let buf_mid = |m: &str| rels.iter().map(|o| at_mid(o, m)).fold(None, add);
     let pk = format!("{t}_pkey");
-    let shared_buffers = super::mechanism::shared_buffers(r);
+    let shared_buffers = crate::analyze::mechanism::shared_buffers(r);
     Row {
         name: r.name(),
         arm: r.arm(),
@@ -277,7 +279,7 @@ const FIGURES: &[(&str, Getter, usize, &str)] = &[
 ];
 
 fn cell(s: Option<Stats>, decimals: usize, unit: &str) -> String {
-    super::spread_cell(s, |x| {
+    crate::analyze::spread_cell(s, |x| {
         if unit == "bytes" {
             bytes(Some(x))
         } else {
@@ -312,7 +314,7 @@ pub fn arm_ratio(arms: &Arms, a: &str, b: &str, g: Getter) -> Option<f64> {
 /// given the rows per arm and the runs, its Markdown, claims and the rest of its JSON.
 pub type Section = fn(&Arms, &[&ArmRun]) -> (String, Vec<Value>, Value);
 
-pub fn tables(runs: &[ArmRun], section: Option<Section>) -> anyhow::Result<super::Tables> {
+pub fn tables(runs: &[ArmRun], section: Option<Section>) -> anyhow::Result<crate::analyze::Tables> {
     let plan = &runs[0].plan;
     let t = plan
         .sweep_table
@@ -518,7 +520,7 @@ fn charts_of(runs: &[&ArmRun], t: &str) -> anyhow::Result<Vec<(String, String)>>
     }
     let qs = [50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.99];
     let percentiles: Vec<charts::Line> =
-        super::by_arm(runs, |r| r.arm(), |r| r.status() == "complete")
+        crate::analyze::by_arm(runs, |r| r.arm(), |r| r.status() == "complete")
             .into_iter()
             .filter_map(|(arm, rs)| {
                 let mut h = crate::stats::new_histogram();
@@ -599,6 +601,21 @@ fn charts_of(runs: &[&ArmRun], t: &str) -> anyhow::Result<Vec<(String, String)>>
         ));
     }
     Ok(out)
+}
+
+impl crate::analyze::StudyTables for super::size::PgbenchSize {
+    const THROUGHPUT: crate::analyze::Throughput = crate::analyze::Throughput {
+        key: "tps",
+        label: "TPS",
+        decimals: 1,
+    };
+
+    /// Study 001 adds its comparison with the article (`small_table.rs`).
+    fn tables(runs: &[ArmRun]) -> anyhow::Result<crate::analyze::Tables> {
+        let plan = &runs[0].plan;
+        let article = plan.study == "small-table" || plan.title.contains("001");
+        tables(runs, article.then_some(small_table::sections as Section))
+    }
 }
 
 #[cfg(test)]
