@@ -273,7 +273,7 @@ impl PlanArgs {
         // the study file's value.
         let scale_of = |s: &Size| match s {
             Size::Tprocc(t) => t.scale.clone(),
-            Size::Spv(_) | Size::Pgbench(_) => None,
+            _ => None,
         };
         let churn = match (scale_of(&size), self.nopm_per_warehouse) {
             (_, Some(n)) => Some((n, format!("--nopm-per-warehouse {n}"))),
@@ -491,12 +491,7 @@ fn scale_source(study: &Study, size_name: &str, from: &str) -> Result<Size> {
             study.name
         );
     };
-    let scaled = match &s {
-        Size::Tprocc(t) => t.scale.is_some(),
-        Size::Pgbench(p) => p.scale.is_some(),
-        Size::Spv(_) => false,
-    };
-    if scaled {
+    if s.kind().scale_from().is_some() {
         bail!(
             "size {size_name} scales from {from}, itself a scale model; scale from an article size"
         );
