@@ -74,7 +74,11 @@ fn settings(
 }
 
 /// The template for this loader, loaded unless one exists (or `reload`): (name, reused).
-pub fn ensure_template(server: &Server, loader: &Loader, reload: bool) -> Result<(String, bool)> {
+pub(crate) fn ensure_template(
+    server: &Server,
+    loader: &Loader,
+    reload: bool,
+) -> Result<(String, bool)> {
     let template = loader.template_name();
     // One builder per template: another arm (a concurrent run, another terminal) that finds the
     // lock taken is refused instead of copying a half-loaded template or loading it twice. The
@@ -189,7 +193,7 @@ fn build(ctx: &Ctx, rd: &RunDir, args: &Args) -> Result<()> {
 }
 
 /// Loads `template` from scratch (under a `_partial` name until its row counts check out).
-pub fn load_template(server: &Server, template: &str, loader: &Loader) -> Result<()> {
+pub(crate) fn load_template(server: &Server, template: &str, loader: &Loader) -> Result<()> {
     let partial = format!("{template}_partial");
     server.drop_own_database(&partial)?;
     server.drop_own_database(template)?;

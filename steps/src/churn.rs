@@ -10,9 +10,9 @@ use anyhow::{Context, Result};
 use serde_json::{json, Value};
 
 /// Runs kept per key.
-pub const KEEP: usize = 6;
+pub(crate) const KEEP: usize = 6;
 
-pub fn key(study: &str, size: &str, warehouses: i64, vus: u32) -> String {
+pub(crate) fn key(study: &str, size: &str, warehouses: i64, vus: u32) -> String {
     format!("{study}/{size}/{warehouses}wh/{vus}vu")
 }
 
@@ -21,7 +21,7 @@ fn file(home: &Path) -> std::path::PathBuf {
 }
 
 /// Appends one run's new orders per warehouse per minute under `key`.
-pub fn record(home: &Path, key: &str, nopm_per_warehouse: f64) -> Result<()> {
+pub(crate) fn record(home: &Path, key: &str, nopm_per_warehouse: f64) -> Result<()> {
     let path = file(home);
     let mut all: Value = std::fs::read_to_string(&path)
         .ok()
@@ -46,7 +46,7 @@ pub fn record(home: &Path, key: &str, nopm_per_warehouse: f64) -> Result<()> {
 }
 
 /// The median of the runs cached under `key`, and how many there were.
-pub fn measured(home: &Path, key: &str) -> Option<(f64, usize)> {
+pub(crate) fn measured(home: &Path, key: &str) -> Option<(f64, usize)> {
     let all: Value = serde_json::from_str(&std::fs::read_to_string(file(home)).ok()?).ok()?;
     let mut v: Vec<f64> = all[key]
         .as_array()?

@@ -11,14 +11,14 @@ use crate::env;
 /// Which server the steps use (`HOTLAB_BACKEND`); `server/` implements each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum BackendKind {
+pub(crate) enum BackendKind {
     Embedded,
     Compose,
     External,
 }
 
 impl BackendKind {
-    pub fn from_env() -> Result<BackendKind> {
+    pub(crate) fn from_env() -> Result<BackendKind> {
         match env::var(env::BACKEND).as_deref() {
             None | Some("embedded") => Ok(BackendKind::Embedded),
             Some("compose") => Ok(BackendKind::Compose),
@@ -39,15 +39,15 @@ pub struct Ctx {
     pub home: PathBuf,
     /// Directory of the embedded cluster (state, data, socket, log).
     pub cluster_dir: PathBuf,
-    pub backend: BackendKind,
+    pub(crate) backend: BackendKind,
     /// Wait for the server when another arm holds it, instead of refusing (`--wait`).
     pub wait: bool,
     /// Seconds an arm keeps the server between two of its steps (`HOTLAB_LEASE_IDLE_S`).
-    pub lease_idle_s: u64,
+    pub(crate) lease_idle_s: u64,
 }
 
 /// The default of `lease_idle_s`.
-pub const LEASE_IDLE_S: u64 = 300;
+pub(crate) const LEASE_IDLE_S: u64 = 300;
 
 /// The repository root: the nearest directory at or above the working directory that holds the
 /// justfile and `steps/`, else the checkout this crate was compiled in. Never the running
@@ -75,7 +75,7 @@ pub fn is_root() -> bool {
 /// `$HOTLAB_HOME`, else `/var/lib/hotlab` for root (the unprivileged server user must be able to
 /// reach the binaries, and root's home is private), else `$XDG_CACHE_HOME/hotlab` or
 /// `~/.cache/hotlab`.
-pub fn default_home() -> PathBuf {
+pub(crate) fn default_home() -> PathBuf {
     if let Some(h) = env::var(env::HOME) {
         return PathBuf::from(h);
     }
@@ -124,9 +124,5 @@ impl Ctx {
 
     pub fn runs_dir(&self) -> PathBuf {
         self.data_dir.join("runs")
-    }
-
-    pub fn reference_dir(&self) -> PathBuf {
-        self.data_dir.join("reference")
     }
 }

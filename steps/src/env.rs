@@ -7,42 +7,42 @@
 pub const BACKEND: &str = "HOTLAB_BACKEND";
 /// Root of hotlab's cache: PostgreSQL binaries and the embedded cluster (default
 /// `~/.cache/hotlab`; `/var/lib/hotlab` for root).
-pub const HOME: &str = "HOTLAB_HOME";
+pub(crate) const HOME: &str = "HOTLAB_HOME";
 /// Directory of the embedded cluster (default `$HOTLAB_HOME/cluster`).
 pub const CLUSTER: &str = "HOTLAB_CLUSTER";
 /// A PostgreSQL (>= 16) `bin` directory to use instead of the pinned wheel (on `external`: where
 /// pgbench and psql come from).
 pub const PG_BIN: &str = "HOTLAB_PG_BIN";
 /// A local copy of the pinned wheel, for machines without PyPI.
-pub const PG_WHEEL: &str = "HOTLAB_PG_WHEEL";
+pub(crate) const PG_WHEEL: &str = "HOTLAB_PG_WHEEL";
 /// TCP port of the embedded server (default: a free port, then remembered).
 pub const PORT: &str = "HOTLAB_PORT";
 /// The unprivileged OS user that runs the embedded server when hotlab runs as root (default
 /// `hotlab`).
-pub const SERVER_USER: &str = "HOTLAB_SERVER_USER";
+pub(crate) const SERVER_USER: &str = "HOTLAB_SERVER_USER";
 /// Command that restarts an external server (reset-cold skips the restart without it).
-pub const RESTART_CMD: &str = "HOTLAB_RESTART_CMD";
+pub(crate) const RESTART_CMD: &str = "HOTLAB_RESTART_CMD";
 /// The run (arm) directory a step works on (`--run`).
 pub const RUN: &str = "HOTLAB_RUN";
 /// The study `init` and the study recipes use (`--study`).
-pub const STUDY: &str = "HOTLAB_STUDY";
+pub(crate) const STUDY: &str = "HOTLAB_STUDY";
 /// The study's size (`--size`; default: the study's `default_size`).
-pub const SIZE: &str = "HOTLAB_SIZE";
+pub(crate) const SIZE: &str = "HOTLAB_SIZE";
 /// Where `studies/`, `reference/` and `runs/` live (default: the repository's `data/`).
 pub const DATA_DIR: &str = "HOTLAB_DATA_DIR";
 /// Connections the TPROC-C loader uses (default: the number of cores, at least 2).
-pub const LOAD_THREADS: &str = "HOTLAB_LOAD_THREADS";
+pub(crate) const LOAD_THREADS: &str = "HOTLAB_LOAD_THREADS";
 /// A scale model's churn on this machine: new orders per warehouse per minute (`init
 /// --nopm-per-warehouse`; default: the median in `$HOTLAB_HOME/churn.json`, else the study file).
-pub const NOPM_PER_WAREHOUSE: &str = "HOTLAB_NOPM_PER_WAREHOUSE";
+pub(crate) const NOPM_PER_WAREHOUSE: &str = "HOTLAB_NOPM_PER_WAREHOUSE";
 /// The xtask binary `just arm` runs each step with (default `cargo xtask`; `just study` sets it
 /// to the one it built).
 pub const XTASK: &str = "HOTLAB_XTASK";
 /// `1`: keep an arm's database after its last sample (`vacuum-timing --keep-db`).
-pub const KEEP_DB: &str = "HOTLAB_KEEP_DB";
+pub(crate) const KEEP_DB: &str = "HOTLAB_KEEP_DB";
 /// `1`: on a server hotlab does not own, apply the study's settings with ALTER SYSTEM and
 /// restore them at the end of the arm (`build --apply-server-settings`).
-pub const APPLY_SERVER_SETTINGS: &str = "HOTLAB_APPLY_SERVER_SETTINGS";
+pub(crate) const APPLY_SERVER_SETTINGS: &str = "HOTLAB_APPLY_SERVER_SETTINGS";
 /// `1`: wait for the server when another arm holds it (`--wait`), instead of refusing.
 pub const WAIT: &str = "HOTLAB_WAIT";
 /// Seconds an arm keeps the server between two of its steps (default 300).
@@ -50,7 +50,7 @@ pub const LEASE_IDLE_S: &str = "HOTLAB_LEASE_IDLE_S";
 /// Directory of the TLS-only staging server (`server staging`; default `$HOTLAB_HOME/staging`).
 pub const STAGING_DIR: &str = "HOTLAB_STAGING_DIR";
 /// The port the `compose` backend publishes on 127.0.0.1 (read from `.env`; default 55432).
-pub const COMPOSE_PORT: &str = "HOTLAB_COMPOSE_PORT";
+pub(crate) const COMPOSE_PORT: &str = "HOTLAB_COMPOSE_PORT";
 /// Tests only: `1` rewrites a checked-in generated file (the JSON Schema, this table) instead of
 /// failing when it is stale.
 pub const BLESS: &str = "HOTLAB_BLESS";
@@ -58,8 +58,8 @@ pub const BLESS: &str = "HOTLAB_BLESS";
 pub const PRINT_IMPORTS: &str = "HOTLAB_PRINT_IMPORTS";
 /// Connection string of an external server. libpq's own variables (`PGHOST`, `PGSSLMODE`, …,
 /// `PGSERVICEFILE`) are read where libpq's rules are kept: `steps/src/server/conn.rs`.
-pub const DATABASE_URL: &str = "DATABASE_URL";
+pub(crate) const DATABASE_URL: &str = "DATABASE_URL";
 
-pub fn var(name: &str) -> Option<String> {
+pub(crate) fn var(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
 }

@@ -69,13 +69,13 @@ fn parse_since(s: &str) -> Result<String, String> {
 
 /// The runs with results under the scanned directories, and the arm directories without.
 pub struct Scan {
-    pub runs: LazyFrame,
+    pub(crate) runs: LazyFrame,
     pub without: Vec<PathBuf>,
-    pub scanned: Vec<PathBuf>,
+    pub(crate) scanned: Vec<PathBuf>,
 }
 
 /// Every results file under `roots`, as one lazy frame.
-pub fn scan(roots: &[PathBuf]) -> Result<Scan> {
+pub(crate) fn scan(roots: &[PathBuf]) -> Result<Scan> {
     let mut frames = vec![];
     let mut without = vec![];
     for root in roots.iter().filter(|r| r.exists()) {

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use crate::ctx::project_root;
 
 /// What the host is: CPU, cores, memory, kernel.
-pub fn host_info() -> Value {
+pub(crate) fn host_info() -> Value {
     let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let cpu = cpuinfo
         .lines()
@@ -40,7 +40,7 @@ pub fn host_info() -> Value {
 }
 
 /// hotlab's version and git revision.
-pub fn hotlab_info() -> Value {
+pub(crate) fn hotlab_info() -> Value {
     let rev = crate::proc::shell().ok().and_then(|sh| {
         sh.change_dir(project_root());
         xshell::cmd!(sh, "git rev-parse --short=12 HEAD")

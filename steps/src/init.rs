@@ -14,16 +14,16 @@ use crate::study::PlanArgs;
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(flatten)]
-    pub plan: PlanArgs,
+    pub(crate) plan: PlanArgs,
     /// Label in the directory name (default: the study name)
     #[arg(long)]
-    pub label: Option<String>,
+    pub(crate) label: Option<String>,
     /// Exact directory to create instead of data/runs/<study>/<time>-<label>
     #[arg(long)]
-    pub dir: Option<PathBuf>,
+    pub(crate) dir: Option<PathBuf>,
     /// Reuse an existing directory (its contents are deleted)
     #[arg(long)]
-    pub force: bool,
+    pub(crate) force: bool,
 }
 
 pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {

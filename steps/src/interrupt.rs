@@ -13,7 +13,7 @@ type Handler = Box<dyn Fn() + Send>;
 static HANDLERS: Mutex<Vec<Handler>> = Mutex::new(Vec::new());
 
 /// Registers `f` to run when a blocked step is interrupted (`run_handlers`).
-pub fn on_interrupt(f: impl Fn() + Send + 'static) {
+pub(crate) fn on_interrupt(f: impl Fn() + Send + 'static) {
     HANDLERS
         .lock()
         .unwrap_or_else(|p| p.into_inner())
@@ -21,7 +21,7 @@ pub fn on_interrupt(f: impl Fn() + Send + 'static) {
 }
 
 /// Runs every registered handler once, and forgets them.
-pub fn run_handlers() {
+pub(crate) fn run_handlers() {
     let handlers = std::mem::take(&mut *HANDLERS.lock().unwrap_or_else(|p| p.into_inner()));
     for h in handlers {
         h();
@@ -29,14 +29,14 @@ pub fn run_handlers() {
 }
 
 /// Set by SIGINT/SIGTERM: long steps stop, write what they have, and mark the run interrupted.
-pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+pub(crate) static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_signal(_: libc::c_int) {
     INTERRUPTED.store(true, Ordering::SeqCst);
 }
 
 /// Installs the Ctrl-C handler (once per process).
-pub fn catch_interrupts() {
+pub(crate) fn catch_interrupts() {
     // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
     unsafe {
         libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);

@@ -16,7 +16,7 @@ pub fn write_json_atomic<T: Serialize + ?Sized>(path: &Path, value: &T) -> Resul
 
 /// Writes a file whole or not at all: a temporary file beside it, renamed into place. On any
 /// error (a full disk) the temporary file is removed and the error names `path`.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let name = path.file_name().unwrap_or_default().to_string_lossy();
     let tmp = path.with_file_name(format!(".{name}.tmp{}", std::process::id()));
     let r = fs::write(&tmp, bytes).and_then(|_| fs::rename(&tmp, path));
@@ -118,7 +118,7 @@ impl CsvAppender {
     }
 
     /// Many rows, one write.
-    pub fn rows(&mut self, rows: &[Vec<String>]) -> Result<()> {
+    pub(crate) fn rows(&mut self, rows: &[Vec<String>]) -> Result<()> {
         let bytes = encode(
             rows.iter()
                 .map(|r| r.iter().map(String::as_bytes).collect::<Vec<&[u8]>>()),
@@ -145,7 +145,7 @@ pub fn csv_maps(text: &str) -> Result<Vec<std::collections::BTreeMap<String, Str
     Ok(out)
 }
 
-pub fn now_rfc3339() -> String {
+pub(crate) fn now_rfc3339() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 

@@ -2,14 +2,14 @@
 //! `steps/tests/it/tidy.rs`, which fails on any import that runs upward or in a loop, and
 //! ARCHITECTURE.md's code map follows its order.
 
-pub mod churn;
+pub(crate) mod churn;
 pub mod ctx;
 pub mod env;
-pub mod host;
+pub(crate) mod host;
 pub mod interrupt;
 pub mod io;
-pub mod proc;
-pub mod stats;
+pub(crate) mod proc;
+pub(crate) mod stats;
 
 pub mod study;
 
@@ -19,7 +19,7 @@ pub mod server;
 
 pub mod snapshot;
 
-pub mod workload;
+pub(crate) mod workload;
 
 pub mod advise;
 pub mod analyze;

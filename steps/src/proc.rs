@@ -13,12 +13,12 @@ use anyhow::{bail, Context, Result};
 use crate::interrupt::interrupted;
 
 /// A shell for one-shot commands, in the current directory.
-pub fn shell() -> Result<xshell::Shell> {
+pub(crate) fn shell() -> Result<xshell::Shell> {
     xshell::Shell::new().context("creating a shell for external commands")
 }
 
 /// The first line `<bin> --version` prints, if it runs.
-pub fn version(bin: &Path) -> Option<String> {
+pub(crate) fn version(bin: &Path) -> Option<String> {
     let sh = shell().ok()?;
     let out = xshell::cmd!(sh, "{bin} --version")
         .quiet()
@@ -30,14 +30,14 @@ pub fn version(bin: &Path) -> Option<String> {
 }
 
 /// What a long-running child ended with: its status and what it printed (stdout and stderr).
-pub struct Finished {
-    pub status: std::process::ExitStatus,
-    pub output: String,
+pub(crate) struct Finished {
+    pub(crate) status: std::process::ExitStatus,
+    pub(crate) output: String,
 }
 
 /// Runs a long child to its end, capturing stdout and stderr together, and kills it (and stops
 /// with an error) when the process is interrupted.
-pub fn run_killable(what: &str, expr: duct::Expression) -> Result<Finished> {
+pub(crate) fn run_killable(what: &str, expr: duct::Expression) -> Result<Finished> {
     let handle = expr
         .stderr_to_stdout()
         .stdout_capture()

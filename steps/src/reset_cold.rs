@@ -119,7 +119,7 @@ impl Log {
     }
 }
 
-pub fn reset(ctx: &Ctx, database: Option<&str>) -> Result<Value> {
+pub(crate) fn reset(ctx: &Ctx, database: Option<&str>) -> Result<Value> {
     let server = Server::ensure(ctx)?;
     let mut log = Log(vec![]);
     let started = now_rfc3339();

@@ -18,13 +18,13 @@ pub struct Args {
     pub run: PathBuf,
     /// TPROC-C: virtual users, 1 to 10,000 (default: the size's)
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10_000))]
-    pub vus: Option<u32>,
+    pub(crate) vus: Option<u32>,
     /// TPROC-C and pgbench scripts: ramp-up seconds, 0 to 7 days (default: the size's)
     #[arg(long, value_parser = crate::study::bounds::parse_seconds)]
-    pub rampup: Option<f64>,
+    pub(crate) rampup: Option<f64>,
     /// TPROC-C and pgbench scripts: measured seconds, 1 to 7 days (default: the size's)
     #[arg(long, value_parser = crate::study::bounds::parse_duration)]
-    pub duration: Option<f64>,
+    pub(crate) duration: Option<f64>,
 }
 
 pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {

@@ -17,35 +17,35 @@ use crate::study::{ArmPlan, Plan};
 /// check.json: whether a run's invariants held, condition by condition (the spv sum, a
 /// pgbench-script study's row counters, or TPROC-C's consistency conditions).
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct CheckJson {
-    pub ok: bool,
+pub(crate) struct CheckJson {
+    pub(crate) ok: bool,
     /// TPROC-C: the profile whose conditions were checked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub profile: Option<String>,
-    pub conditions: Vec<CheckCondition>,
+    pub(crate) profile: Option<String>,
+    pub(crate) conditions: Vec<CheckCondition>,
 }
 
 /// One condition of check.json.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct CheckCondition {
+pub(crate) struct CheckCondition {
     /// TPROC-C: the condition's number in the TPC-C specification (clause 3.3.2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub condition: Option<u32>,
-    pub name: String,
+    pub(crate) condition: Option<u32>,
+    pub(crate) name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub expected: Option<i64>,
+    pub(crate) expected: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub got: Option<i64>,
+    pub(crate) got: Option<i64>,
     /// Rows (or counts) that break the condition.
-    pub violations: i64,
+    pub(crate) violations: i64,
 }
 
 /// fillfactor.json: what apply-fillfactor asked and read back, per relation.
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct FillfactorJson {
-    pub arm: String,
+    pub(crate) arm: String,
     /// The arm's build route (`rewrite` or `create-with`).
-    pub build: String,
+    pub(crate) build: String,
     pub relations: std::collections::BTreeMap<String, Relation>,
 }
 
@@ -53,14 +53,14 @@ pub struct FillfactorJson {
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Relation {
     /// `table` or `index`.
-    pub kind: String,
+    pub(crate) kind: String,
     /// Its reloptions before (space-separated `key=value`).
-    pub before: Option<String>,
+    pub(crate) before: Option<String>,
     /// The fillfactor the arm asked (None: only rewritten).
-    pub asked: Option<i64>,
+    pub(crate) asked: Option<i64>,
     /// The partitioned parent the arm named, for a leaf partition.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub partition_of: Option<String>,
+    pub(crate) partition_of: Option<String>,
     /// Seconds of its VACUUM FULL (None: not rewritten).
     #[serde(default)]
     pub rewrite_s: Option<f64>,
@@ -69,17 +69,17 @@ pub struct Relation {
     pub rewrite: Option<String>,
     /// Its reloptions after, and the fillfactor they give (100 when unset).
     #[serde(default)]
-    pub reloptions: Option<String>,
+    pub(crate) reloptions: Option<String>,
     #[serde(default)]
     pub read_back: Option<i64>,
     /// Its size after the rewrite.
     #[serde(default)]
-    pub bytes: Option<i64>,
+    pub(crate) bytes: Option<i64>,
 }
 
 impl FillfactorJson {
     /// A run directory's fillfactor.json as this type (None when absent or unreadable).
-    pub fn of(v: &serde_json::Value) -> Option<FillfactorJson> {
+    pub(crate) fn of(v: &serde_json::Value) -> Option<FillfactorJson> {
         serde_json::from_value(v.clone()).ok()
     }
 }
@@ -87,7 +87,7 @@ impl FillfactorJson {
 /// An arm's or a step's status in meta.json (`status`, `steps.<step>.status`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum StepStatus {
+pub(crate) enum StepStatus {
     /// Made by `init`, nothing run yet.
     Pending,
     Running,
@@ -103,7 +103,7 @@ pub enum StepStatus {
 }
 
 impl StepStatus {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             StepStatus::Pending => "pending",
             StepStatus::Running => "running",
@@ -117,7 +117,7 @@ impl StepStatus {
     }
 
     /// The status a meta.json value holds (None when absent or unknown).
-    pub fn of(v: &Value) -> Option<StepStatus> {
+    pub(crate) fn of(v: &Value) -> Option<StepStatus> {
         serde_json::from_value(v.clone()).ok()
     }
 }
@@ -149,7 +149,7 @@ impl RunDir {
     }
 
     /// check.json with one condition: what was expected, what was found.
-    pub fn write_check(&self, name: &str, expected: i64, got: i64, ok: bool) -> Result<()> {
+    pub(crate) fn write_check(&self, name: &str, expected: i64, got: i64, ok: bool) -> Result<()> {
         let check = CheckJson {
             ok,
             profile: None,
@@ -164,7 +164,7 @@ impl RunDir {
         crate::io::write_json_atomic(&self.file("check.json"), &check)
     }
 
-    pub fn file(&self, name: &str) -> PathBuf {
+    pub(crate) fn file(&self, name: &str) -> PathBuf {
         self.path.join(name)
     }
 
@@ -173,7 +173,7 @@ impl RunDir {
     }
 
     /// Sets one top-level key of meta.json (atomic rewrite).
-    pub fn set_meta(&self, key: &str, value: Value) -> Result<()> {
+    pub(crate) fn set_meta(&self, key: &str, value: Value) -> Result<()> {
         let mut m = self.meta()?;
         m[key] = value;
         write_json_atomic(&self.file("meta.json"), &m)
@@ -195,7 +195,7 @@ impl RunDir {
     }
 
     /// The plan of any run directory, old ones included (their missing parts empty).
-    pub fn plan_any(&self) -> Result<ArmPlan> {
+    pub(crate) fn plan_any(&self) -> Result<ArmPlan> {
         let meta = self.meta()?;
         let mut p: ArmPlan = serde_json::from_value(meta)
             .map_err(|e| anyhow::anyhow!("{}: {e}", self.file("meta.json").display()))?;
@@ -228,7 +228,7 @@ impl RunDir {
     /// Marks the start of a step: status running, step start time, this process. A step that
     /// an earlier process left `running` (it holds no lock any more, so that process is gone) is
     /// marked `died`, and the user is told.
-    pub fn step_started(&self, step: &str) -> Result<()> {
+    pub(crate) fn step_started(&self, step: &str) -> Result<()> {
         let mut m = self.meta()?;
         if StepStatus::of(&m["status"]) == Some(StepStatus::Running) {
             let stale: Vec<(String, Value)> = m["steps"]
@@ -260,7 +260,7 @@ impl RunDir {
 
     /// Records how a step ended. The arm's status is `complete` once its workload has run,
     /// `ready` before that, `failed` or `interrupted` when a step did not finish.
-    pub fn step_finished(&self, step: &str, result: &Result<()>) -> Result<()> {
+    pub(crate) fn step_finished(&self, step: &str, result: &Result<()>) -> Result<()> {
         let mut m = self.meta()?;
         let status = match result {
             Ok(()) if interrupted() => StepStatus::Interrupted,
@@ -288,7 +288,7 @@ impl RunDir {
     /// The arm's result files as they stand, each with its size and (CSV, JSONL and logs) its
     /// line count: recorded in meta.json at the end of every step, checked by analyze
     /// (`damage`), so a file cut short afterwards is found.
-    pub fn manifest(&self) -> Result<Value> {
+    pub(crate) fn manifest(&self) -> Result<Value> {
         let mut out = serde_json::Map::new();
         for rel in self.result_files()? {
             let p = self.path.join(&rel);
@@ -339,7 +339,7 @@ impl RunDir {
     /// Whether the arm's files are as the last step left them: `None` when they are, else one
     /// line naming the first damaged file. Damaged: shorter than recorded, a CSV or JSONL whose
     /// last line has no newline, a JSON file that does not parse. A file added after the last record (a step that died) is checked for the last two.
-    pub fn damage(&self) -> Option<String> {
+    pub(crate) fn damage(&self) -> Option<String> {
         let meta = self.meta().ok()?;
         if let Some(files) = meta["files"].as_object() {
             for (rel, rec) in files {
@@ -379,7 +379,7 @@ impl RunDir {
     /// queries its connections are running (`interrupt::run_handlers`), so the body returns an
     /// error that unwinds through every `Drop` (the binary exits 130); a graceful one (`run`)
     /// watches `interrupted()` itself, stops and keeps what it sampled.
-    pub fn step_locked<F, A>(
+    pub(crate) fn step_locked<F, A>(
         &self,
         lock: fs::File,
         step: &str,
@@ -430,7 +430,7 @@ impl RunDir {
     /// its workload files and pgbench logs, and the snapshot files, which are started again with
     /// only their latest `pre` sample (taken for this attempt, or for the last). Returns the
     /// attempt directory.
-    pub fn move_attempt_aside(&self) -> Result<PathBuf> {
+    pub(crate) fn move_attempt_aside(&self) -> Result<PathBuf> {
         let to = (1..)
             .map(|n| self.path.join(format!("attempt-{n}")))
             .find(|p| !p.exists())
@@ -499,7 +499,7 @@ impl RunDir {
 
     /// The arm's lock if it is free, without recording a holder (`init --force` holds every
     /// arm's while it removes them). `None` when another process has it.
-    pub fn try_hold(&self) -> Result<Option<fs::File>> {
+    pub(crate) fn try_hold(&self) -> Result<Option<fs::File>> {
         use std::os::fd::AsRawFd;
         let path = self.file("lock");
         let f = match fs::File::open(&path) {
@@ -518,7 +518,7 @@ impl RunDir {
     }
 
     /// Who holds the arm's lock, as its holder wrote it.
-    pub fn lock_holder(&self) -> String {
+    pub(crate) fn lock_holder(&self) -> String {
         fs::read_to_string(self.file("lock"))
             .ok()
             .map(|s| s.trim().to_string())
@@ -588,7 +588,7 @@ fn last_byte(p: &Path) -> Option<u8> {
 }
 
 /// Makes a label safe for a directory name.
-pub fn slug(s: &str) -> String {
+pub(crate) fn slug(s: &str) -> String {
     s.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
@@ -691,12 +691,12 @@ pub fn create_sweep(
 }
 
 /// PostgreSQL's limit on identifiers, in bytes (longer names are truncated by the server).
-pub const MAX_IDENT_BYTES: usize = 63;
+pub(crate) const MAX_IDENT_BYTES: usize = 63;
 
 /// The database of one arm run: `hotlab_<study>_<run>_<hash of the run directory>`, lowercase
 /// ASCII, the readable part shortened so the whole fits in 63 bytes. Two runs of the same arm
 /// (or two checkouts) never share a database.
-pub fn database_name(study: &str, run: &str, dir: &Path) -> String {
+pub(crate) fn database_name(study: &str, run: &str, dir: &Path) -> String {
     use sha2::{Digest, Sha256};
     let hash = format!("{:x}", Sha256::digest(dir.to_string_lossy().as_bytes()));
     let tag = &hash[..10];
@@ -707,7 +707,7 @@ pub fn database_name(study: &str, run: &str, dir: &Path) -> String {
 
 /// Whether `dir` is a sweep directory hotlab created: its sweep.json parses and names a study
 /// and the command that made it.
-pub fn is_sweep_dir(dir: &Path) -> bool {
+pub(crate) fn is_sweep_dir(dir: &Path) -> bool {
     read_json(&dir.join("sweep.json"))
         .map(|v| v["study"].is_string() && v["command"].is_string() && v["order"].is_array())
         .unwrap_or(false)
@@ -735,7 +735,7 @@ pub fn find_arm_dirs(dir: &Path) -> Result<Vec<PathBuf>> {
 }
 
 /// The table a sweep varies, from the sweep.json beside an arm directory.
-pub fn swept_table(arm_dir: &Path) -> Option<String> {
+pub(crate) fn swept_table(arm_dir: &Path) -> Option<String> {
     let sweep = read_json(&arm_dir.parent()?.join("sweep.json")).ok()?;
     sweep["sweep"]["table"].as_str().map(str::to_string)
 }

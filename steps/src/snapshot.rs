@@ -20,10 +20,10 @@ use crate::io::{now_rfc3339, CsvAppender};
 use crate::rundir::RunDir;
 use crate::server::{procfs, Server};
 
-pub const TABLES_HEADER: &[&str] = &[
+pub(crate) const TABLES_HEADER: &[&str] = &[
     "sample", "ts", "phase", "object", "parent", "kind", "metric", "value",
 ];
-pub const SOURCES_HEADER: &[&str] = &["sample", "ts", "phase", "object", "metric", "value"];
+pub(crate) const SOURCES_HEADER: &[&str] = &["sample", "ts", "phase", "object", "metric", "value"];
 const TABLES_SQL: &str = include_str!("../sql/snapshot_tables.sql");
 const DATABASE_SQL: &str = include_str!("../sql/snapshot_database.sql");
 const BUFFERS_SQL: &str = include_str!("../sql/snapshot_buffers.sql");
@@ -38,9 +38,9 @@ pub enum Phase {
 }
 
 impl Phase {
-    pub const ALL: [Phase; 4] = [Phase::Pre, Phase::Rampup, Phase::Measured, Phase::Post];
+    pub(crate) const ALL: [Phase; 4] = [Phase::Pre, Phase::Rampup, Phase::Measured, Phase::Post];
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Phase::Pre => "pre",
             Phase::Rampup => "rampup",
@@ -50,7 +50,7 @@ impl Phase {
     }
 
     /// A phase named on the command line; anything else is refused in one line.
-    pub fn parse(name: &str) -> Result<Phase> {
+    pub(crate) fn parse(name: &str) -> Result<Phase> {
         Phase::ALL
             .into_iter()
             .find(|p| p.as_str() == name)
@@ -78,7 +78,7 @@ pub struct Sampler {
     next_sample: i64,
     optional_sql: Vec<String>,
     /// Milliseconds each `take` lasted, in order (for `bench snapshot`).
-    pub taken_ms: Vec<f64>,
+    pub(crate) taken_ms: Vec<f64>,
     /// The server's postmaster, when it runs on this machine (its CPU is read from /proc).
     postmaster: Option<i32>,
 }
@@ -86,7 +86,7 @@ pub struct Sampler {
 /// This machine's CPU seconds by state since boot (/proc/stat, all cores): `busy_s` (user, nice,
 /// system, irq, softirq), `iowait_s`, `idle_s`, and `steal_s`, the time the hypervisor gave
 /// this machine's cores to someone else: the noise of a shared machine, measured.
-pub fn host_cpu_seconds() -> Vec<(&'static str, f64)> {
+pub(crate) fn host_cpu_seconds() -> Vec<(&'static str, f64)> {
     let ticks = procfs::ticks_per_s();
     let Some(line) = std::fs::read_to_string("/proc/stat")
         .ok()
@@ -114,7 +114,7 @@ pub fn host_cpu_seconds() -> Vec<(&'static str, f64)> {
 /// CPU seconds of a local server: the postmaster and every live child (user + system, with the
 /// children they have reaped; exited backends are in the postmaster's reaped total), and how
 /// many processes that was. A cumulative counter like the statistics views.
-pub fn server_cpu_seconds(postmaster: i32) -> Option<(f64, u64)> {
+pub(crate) fn server_cpu_seconds(postmaster: i32) -> Option<(f64, u64)> {
     let pm = procfs::stat(postmaster).filter(|s| s.comm == "postgres")?;
     let kids = procfs::children(postmaster);
     let ticks = pm.cpu_ticks + kids.iter().map(|(_, s)| s.cpu_ticks).sum::<u64>();
@@ -300,12 +300,12 @@ impl Sampler {
     }
 
     /// A query on the sampling connection (for waits and checks between samples).
-    pub fn client(&mut self) -> &mut postgres::Client {
+    pub(crate) fn client(&mut self) -> &mut postgres::Client {
         &mut self.client
     }
 }
 
-pub const HOT_ROWS_HEADER: &[&str] = &[
+pub(crate) const HOT_ROWS_HEADER: &[&str] = &[
     "ts",
     "phase",
     "table",
@@ -319,7 +319,7 @@ pub const HOT_ROWS_HEADER: &[&str] = &[
 /// at least one, and the table's pages. Appended to hot_rows.csv with `phase` (start, end).
 /// It reads the table, so it is taken only where a read cannot change what is measured: after
 /// the build, before the cold reset, and after the run's closing sample.
-pub fn record_hot_rows(
+pub(crate) fn record_hot_rows(
     c: &mut postgres::Client,
     rd: &RunDir,
     h: &crate::study::pgbench::HotRows,
@@ -360,7 +360,7 @@ pub fn record_hot_rows(
 }
 
 /// Microseconds since the epoch, now.
-pub fn epoch_us() -> i64 {
+pub(crate) fn epoch_us() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_micros() as i64)
@@ -369,17 +369,17 @@ pub fn epoch_us() -> i64 {
 
 /// What the sampling thread hands back: the sampler, how many samples it took, the longest one,
 /// and when the measured window began (µs since the epoch; 0 if the ramp-up never ended).
-pub struct Sampled {
-    pub sampler: Sampler,
-    pub n: u32,
-    pub max_ms: u128,
-    pub measured_from_us: i64,
+pub(crate) struct Sampled {
+    pub(crate) sampler: Sampler,
+    pub(crate) n: u32,
+    pub(crate) max_ms: u128,
+    pub(crate) measured_from_us: i64,
 }
 
 /// Samples on its own thread until told to stop: `rampup` samples every `every` during the
 /// ramp-up, one `measured` sample the moment it ends (the window's start), then `measured`
 /// samples every `every`. With no ramp-up the window starts now.
-pub fn start_sampler(
+pub(crate) fn start_sampler(
     mut sampler: Sampler,
     every: Duration,
     rampup: Duration,
@@ -429,7 +429,7 @@ pub fn start_sampler(
 
 /// Waits until no session but hotlab's own is connected to `db`, so every workload backend has
 /// flushed its statistics before the closing sample.
-pub fn wait_for_backends(c: &mut postgres::Client, db: &str) -> Result<()> {
+pub(crate) fn wait_for_backends(c: &mut postgres::Client, db: &str) -> Result<()> {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let n: i64 = c
@@ -456,7 +456,7 @@ pub struct Args {
     pub run: PathBuf,
     /// Phase tag of this sample: pre, rampup, measured or post
     #[arg(long, default_value = "post")]
-    pub phase: String,
+    pub(crate) phase: String,
 }
 
 pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {

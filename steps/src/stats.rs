@@ -7,16 +7,16 @@ use serde_json::{json, Value};
 
 /// Mean, min, max and spread ((max − min) / mean, in %) of repeated figures.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Stats {
-    pub n: usize,
-    pub mean: f64,
-    pub min: f64,
-    pub max: f64,
-    pub spread_pct: Option<f64>,
+pub(crate) struct Stats {
+    pub(crate) n: usize,
+    pub(crate) mean: f64,
+    pub(crate) min: f64,
+    pub(crate) max: f64,
+    pub(crate) spread_pct: Option<f64>,
 }
 
 impl Stats {
-    pub fn of(v: &[f64]) -> Option<Stats> {
+    pub(crate) fn of(v: &[f64]) -> Option<Stats> {
         if v.is_empty() {
             return None;
         }
@@ -28,7 +28,7 @@ impl Stats {
     }
 
     /// From an aggregate computed elsewhere (a Polars group-by): the spread derived the one way.
-    pub fn from_parts(n: usize, mean: f64, min: f64, max: f64) -> Stats {
+    pub(crate) fn from_parts(n: usize, mean: f64, min: f64, max: f64) -> Stats {
         Stats {
             n,
             mean,
@@ -38,7 +38,7 @@ impl Stats {
         }
     }
 
-    pub fn json(s: Option<Stats>) -> Value {
+    pub(crate) fn json(s: Option<Stats>) -> Value {
         match s {
             None => Value::Null,
             Some(s) => json!({"n": s.n, "mean": s.mean, "min": s.min, "max": s.max,
@@ -48,23 +48,23 @@ impl Stats {
 }
 
 /// The mean of `v`, None when empty.
-pub fn mean_of(v: &[f64]) -> Option<f64> {
+pub(crate) fn mean_of(v: &[f64]) -> Option<f64> {
     Stats::of(v).map(|s| s.mean)
 }
 
 /// The mean of `v` (0 when empty).
-pub fn mean(v: &[f64]) -> f64 {
+pub(crate) fn mean(v: &[f64]) -> f64 {
     Stats::of(v).map_or(0.0, |s| s.mean)
 }
 
 /// The spread of `v` in % (0 when empty or the mean is 0).
-pub fn spread(v: &[f64]) -> f64 {
+pub(crate) fn spread(v: &[f64]) -> f64 {
     Stats::of(v).and_then(|s| s.spread_pct).unwrap_or(0.0)
 }
 
 /// Items in alternating order over `repeats` rounds (A B, B A, A B …) with each round's index:
 /// the one place the comparison order is decided, for arms (`init`) and benchmarks alike.
-pub fn alternating<T: Clone>(items: &[T], repeats: u32) -> Vec<(u32, T)> {
+pub(crate) fn alternating<T: Clone>(items: &[T], repeats: u32) -> Vec<(u32, T)> {
     let mut out = vec![];
     for k in 0..repeats {
         let mut round = items.to_vec();
@@ -79,7 +79,7 @@ pub fn alternating<T: Clone>(items: &[T], repeats: u32) -> Vec<(u32, T)> {
 /// A latency histogram as `[[microseconds, count], …]` of its recorded buckets (each bucket's
 /// highest equivalent value): `analyze` merges these across runs and reads percentiles from the
 /// merged histogram, never by averaging percentiles.
-pub fn hist_buckets(h: &Histogram<u64>) -> Vec<[u64; 2]> {
+pub(crate) fn hist_buckets(h: &Histogram<u64>) -> Vec<[u64; 2]> {
     h.iter_recorded()
         .map(|v| {
             [
@@ -92,13 +92,13 @@ pub fn hist_buckets(h: &Histogram<u64>) -> Vec<[u64; 2]> {
 
 /// The inverse of `hist_buckets`, added into `into`.
 /// Adds `[[µs, count], …]` buckets (a typed workload.json's `hist_us`) into a histogram.
-pub fn add_pairs(into: &mut Histogram<u64>, buckets: &[[u64; 2]]) {
+pub(crate) fn add_pairs(into: &mut Histogram<u64>, buckets: &[[u64; 2]]) {
     for [v, n] in buckets {
         let _ = into.record_n((*v).max(1), *n);
     }
 }
 
-pub fn add_buckets(into: &mut Histogram<u64>, buckets: &Value) {
+pub(crate) fn add_buckets(into: &mut Histogram<u64>, buckets: &Value) {
     for b in buckets.as_array().into_iter().flatten() {
         if let (Some(v), Some(n)) = (b[0].as_u64(), b[1].as_u64()) {
             let _ = into.record_n(v.max(1), n);
@@ -107,6 +107,6 @@ pub fn add_buckets(into: &mut Histogram<u64>, buckets: &Value) {
 }
 
 /// The histogram `TxnStats` keeps: 1 µs to 10 min, 3 significant digits.
-pub fn new_histogram() -> Histogram<u64> {
+pub(crate) fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 600_000_000, 3).expect("histogram bounds")
 }

@@ -74,7 +74,7 @@ fn remove_stale_data_dirs() {
 }
 
 /// A fresh data directory (studies and reference copied from the repository, runs empty).
-pub fn data_dir(name: &str) -> PathBuf {
+pub(crate) fn data_dir(name: &str) -> PathBuf {
     remove_stale_data_dirs();
     let d = std::env::temp_dir().join(format!("hotlab-test-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);

@@ -15,7 +15,7 @@ use crate::rundir::RunDir;
 use crate::server::Server;
 use crate::snapshot::Sampler;
 
-pub const VACUUM_HEADER: &[&str] = &[
+pub(crate) const VACUUM_HEADER: &[&str] = &[
     "table",
     "seconds",
     "heap_bytes_before",
@@ -35,7 +35,7 @@ pub struct Args {
     /// Keep the arm's database after its last sample (default: drop it; arm databases are
     /// large and pile up)
     #[arg(long, env = crate::env::KEEP_DB, value_parser = clap::builder::BoolishValueParser::new())]
-    pub keep_db: bool,
+    pub(crate) keep_db: bool,
 }
 
 pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
@@ -109,17 +109,17 @@ fn opt(v: Option<i64>) -> String {
 }
 
 #[derive(Debug, Default, PartialEq)]
-pub struct Verbose {
-    pub pages_removed: Option<i64>,
-    pub pages_remain: Option<i64>,
-    pub tuples_removed: Option<i64>,
-    pub tuples_remain: Option<i64>,
-    pub dead_not_removable: Option<i64>,
+pub(crate) struct Verbose {
+    pub(crate) pages_removed: Option<i64>,
+    pub(crate) pages_remain: Option<i64>,
+    pub(crate) tuples_removed: Option<i64>,
+    pub(crate) tuples_remain: Option<i64>,
+    pub(crate) dead_not_removable: Option<i64>,
 }
 
 /// Reads "pages: N removed, M remain" and "tuples: N removed, M remain, K are dead but not
 /// yet removable" from VACUUM VERBOSE's report.
-pub fn parse_verbose(text: &str) -> Verbose {
+pub(crate) fn parse_verbose(text: &str) -> Verbose {
     let mut v = Verbose::default();
     let nums = |s: &str| -> Vec<i64> {
         s.split(|c: char| !c.is_ascii_digit())

@@ -9,7 +9,7 @@
 //! needs no more than `pg_read_all_stats`; nothing is created, altered or reset. Writes
 //! advise.json (the arm directory with `--run`) and prints the selection table.
 
-pub mod parse;
+pub(crate) mod parse;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -29,19 +29,19 @@ use crate::server::{db_error_line, DbState, Server};
 pub struct Args {
     /// A connection string, as psql takes it (`postgres://…` or `host=… dbname=…`); without it:
     /// DATABASE_URL, else PG*
-    pub conninfo: Option<String>,
+    pub(crate) conninfo: Option<String>,
     /// Server host (overrides the connection string and PGHOST)
     #[arg(short = 'h', long)]
     pub host: Option<String>,
     /// Server port
     #[arg(short = 'p', long)]
-    pub port: Option<u16>,
+    pub(crate) port: Option<u16>,
     /// User name
     #[arg(short = 'U', long)]
-    pub username: Option<String>,
+    pub(crate) username: Option<String>,
     /// Database name
     #[arg(short = 'd', long)]
-    pub dbname: Option<String>,
+    pub(crate) dbname: Option<String>,
     /// One of hotlab's own arms (its database must still exist: `just arm` runs advise before
     /// vacuum-timing drops it), instead of a connection
     #[arg(long, conflicts_with_all = ["conninfo", "host", "port", "username", "dbname"])]
@@ -49,14 +49,14 @@ pub struct Args {
     /// Write advise.json to FILE (`-`: to stdout, instead of the table). Default: with --run,
     /// the arm directory's advise.json; otherwise no file
     #[arg(long, value_name = "FILE", alias = "out")]
-    pub json: Option<PathBuf>,
+    pub(crate) json: Option<PathBuf>,
     /// The new-page share (percent of updates) at or below which a table needs nothing (the
     /// sweep's threshold)
     #[arg(long, default_value_t = DEFAULT_THRESHOLD, value_parser = crate::study::bounds::parse_percent)]
     pub threshold: f64,
     /// Print help (`-h` is the host, as in psql)
     #[arg(long, action = clap::ArgAction::Help)]
-    pub help: Option<bool>,
+    pub(crate) help: Option<bool>,
 }
 
 /// The connection advise makes without `--run`: the connection string argument (else
@@ -81,42 +81,42 @@ fn connection(args: &Args) -> Result<crate::server::ConnInfo> {
 
 /// An index column that blocks HOT for updates of that column.
 #[derive(Debug, Clone, Serialize)]
-pub struct Blocker {
-    pub index: String,
-    pub access_method: String,
+pub(crate) struct Blocker {
+    pub(crate) index: String,
+    pub(crate) access_method: String,
     /// key, include, expression or predicate
-    pub role: String,
+    pub(crate) role: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct Column {
-    pub name: String,
+pub(crate) struct Column {
+    pub(crate) name: String,
     /// pg_stat_statements calls of the statements that SET it.
-    pub calls: i64,
-    pub blocked_by: Vec<Blocker>,
+    pub(crate) calls: i64,
+    pub(crate) blocked_by: Vec<Blocker>,
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct TableAdvice {
-    pub schema: String,
+    pub(crate) schema: String,
     pub table: String,
-    pub updates: i64,
-    pub hot_pct: Option<f64>,
-    pub newpage_pct: Option<f64>,
-    pub samepage_nonhot_pct: Option<f64>,
-    pub live_rows: i64,
-    pub updates_per_row: Option<f64>,
-    pub heap_bytes: i64,
-    pub heap_pct_of_shared_buffers: Option<f64>,
-    pub fillfactor: i32,
+    pub(crate) updates: i64,
+    pub(crate) hot_pct: Option<f64>,
+    pub(crate) newpage_pct: Option<f64>,
+    pub(crate) samepage_nonhot_pct: Option<f64>,
+    pub(crate) live_rows: i64,
+    pub(crate) updates_per_row: Option<f64>,
+    pub(crate) heap_bytes: i64,
+    pub(crate) heap_pct_of_shared_buffers: Option<f64>,
+    pub(crate) fillfactor: i32,
     /// Test 2: the columns UPDATEd (None when test 2 was not done).
-    pub columns: Option<Vec<Column>>,
+    pub(crate) columns: Option<Vec<Column>>,
     /// not-updated, indexed, leave, set, try-lower, plateau
-    pub verdict: String,
+    pub(crate) verdict: String,
     /// The fillfactor to try (or keep).
     pub fillfactor_to_try: Option<u32>,
     pub decision: String,
-    pub sweep: Option<String>,
+    pub(crate) sweep: Option<String>,
 }
 
 impl TableAdvice {
@@ -422,23 +422,23 @@ fn index_columns(
 
 /// Whether test 2 could be done, and why not.
 #[derive(Debug, Clone, Serialize)]
-pub struct Test2 {
-    pub done: bool,
-    pub why_not: Option<String>,
-    pub track: Option<String>,
-    pub statements: usize,
-    pub unparsed: usize,
+pub(crate) struct Test2 {
+    pub(crate) done: bool,
+    pub(crate) why_not: Option<String>,
+    pub(crate) track: Option<String>,
+    pub(crate) statements: usize,
+    pub(crate) unparsed: usize,
     /// DO blocks: utility statements whose inner statements pg_stat_statements tracks on their
     /// own (with track = all); not parsed, counted here.
-    pub do_blocks: usize,
+    pub(crate) do_blocks: usize,
 }
 
 /// A statement the parser could not read: counted and listed, never dropped.
 #[derive(Debug, Clone, Serialize)]
-pub struct Unparsed {
-    pub query: String,
-    pub calls: i64,
-    pub error: String,
+pub(crate) struct Unparsed {
+    pub(crate) query: String,
+    pub(crate) calls: i64,
+    pub(crate) error: String,
 }
 
 type Statements = Vec<(parse::Updated, i64)>;
@@ -645,7 +645,7 @@ pub fn decide(t: &mut TableAdvice, threshold: f64) {
 
 /// The first value to try from one rung: ten points lower per twenty points of new-page share
 /// (the article's order_line, 20–31.5 %, took 80; orders, stock and customer, under 20 %, 90).
-pub fn first_value(ff: u32, newpage_pct: f64) -> u32 {
+pub(crate) fn first_value(ff: u32, newpage_pct: f64) -> u32 {
     let steps = (newpage_pct / 20.0).ceil().max(1.0) as u32;
     ff.saturating_sub(10 * steps).max(10)
 }

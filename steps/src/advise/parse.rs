@@ -18,10 +18,10 @@ use sqlparser::parser::Parser;
 
 /// One table a statement updates: (schema if written, table) and the columns SET.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Updated {
-    pub schema: Option<String>,
-    pub table: String,
-    pub columns: Vec<String>,
+pub(crate) struct Updated {
+    pub(crate) schema: Option<String>,
+    pub(crate) table: String,
+    pub(crate) columns: Vec<String>,
 }
 
 fn fold(i: &Ident) -> String {
@@ -75,7 +75,7 @@ fn columns(assignments: &[sqlparser::ast::Assignment]) -> Vec<String> {
 
 /// Every table the text updates, with its columns; Err with the parser's message when the text
 /// does not parse.
-pub fn updated_columns(sql: &str) -> Result<Vec<Updated>, String> {
+pub(crate) fn updated_columns(sql: &str) -> Result<Vec<Updated>, String> {
     let stmts = Parser::parse_sql(&PostgreSqlDialect {}, sql).map_err(|e| e.to_string())?;
     let mut out: Vec<Updated> = vec![];
     let mut push = |t: Option<(Option<String>, String)>, cols: Vec<String>| {
@@ -124,7 +124,7 @@ pub fn updated_columns(sql: &str) -> Result<Vec<Updated>, String> {
 }
 
 /// Whether a statement text may update anything at all (cheap; the parser decides what).
-pub fn may_update(sql: &str) -> bool {
+pub(crate) fn may_update(sql: &str) -> bool {
     let l = sql.to_lowercase();
     l.contains("update") || l.contains("merge")
 }

@@ -13,7 +13,7 @@ fn text(v: &Value) -> &str {
 }
 
 /// The most lines the answer prints.
-pub const MAX_LINES: usize = 15;
+pub(crate) const MAX_LINES: usize = 15;
 
 /// Markdown emphasis and code marks out of a line printed on a terminal.
 fn plain(s: &str) -> String {

@@ -11,15 +11,15 @@ use polars::prelude::*;
 use crate::stats::Stats;
 
 /// A figure of a run: its name and how to read it (None when the run did not measure it).
-pub type Figure<'a, T> = (String, Box<dyn Fn(&T) -> Option<f64> + 'a>);
+pub(crate) type Figure<'a, T> = (String, Box<dyn Fn(&T) -> Option<f64> + 'a>);
 
 /// (arm, figure) → the arm's runs' aggregate; absent when no run of the arm has the figure.
 #[derive(Debug, Default, Clone)]
-pub struct ArmStats(HashMap<(String, String), Stats>);
+pub(crate) struct ArmStats(HashMap<(String, String), Stats>);
 
 impl ArmStats {
     /// One group-by over every (arm, figure, value) of `arms`' runs.
-    pub fn of<T>(arms: &[(String, Vec<&T>)], figures: &[Figure<'_, T>]) -> Result<ArmStats> {
+    pub(crate) fn of<T>(arms: &[(String, Vec<&T>)], figures: &[Figure<'_, T>]) -> Result<ArmStats> {
         let (mut arm, mut figure, mut value) = (vec![], vec![], vec![]);
         for (a, runs) in arms {
             for r in runs {
@@ -78,18 +78,18 @@ impl ArmStats {
     }
 
     /// The aggregate of `figure` over `arm`'s runs.
-    pub fn get(&self, arm: &str, figure: &str) -> Option<Stats> {
+    pub(crate) fn get(&self, arm: &str, figure: &str) -> Option<Stats> {
         self.0.get(&(arm.to_string(), figure.to_string())).copied()
     }
 
     /// Its mean.
-    pub fn mean(&self, arm: &str, figure: &str) -> Option<f64> {
+    pub(crate) fn mean(&self, arm: &str, figure: &str) -> Option<f64> {
         self.get(arm, figure).map(|s| s.mean)
     }
 }
 
 /// A figure from a name and a getter.
-pub fn figure<'a, T>(
+pub(crate) fn figure<'a, T>(
     name: impl Into<String>,
     get: impl Fn(&T) -> Option<f64> + 'a,
 ) -> Figure<'a, T> {

@@ -23,17 +23,17 @@ pub const DEFAULT_MIN_CHANGE: f64 = 5.0;
 
 /// One figure's comparison.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Verdict {
-    pub arm: String,
-    pub figure: String,
-    pub base: Option<Stats>,
-    pub new: Option<Stats>,
-    pub change_pct: Option<f64>,
-    pub verdict: String,
+pub(crate) struct Verdict {
+    pub(crate) arm: String,
+    pub(crate) figure: String,
+    pub(crate) base: Option<Stats>,
+    pub(crate) new: Option<Stats>,
+    pub(crate) change_pct: Option<f64>,
+    pub(crate) verdict: String,
 }
 
 /// The verdict on two sets of repeats (see the module's comment).
-pub fn verdict(
+pub(crate) fn verdict(
     base: Option<Stats>,
     new: Option<Stats>,
     min_change_pct: f64,

@@ -11,10 +11,10 @@ use plotters::prelude::*;
 use super::load::ArmRun;
 
 /// One line of a chart: the arm it belongs to (its colour and legend entry) and its (x, y) points.
-pub type Line = (String, Vec<(f64, f64)>);
+pub(crate) type Line = (String, Vec<(f64, f64)>);
 
 /// A per-run throughput series for the throughput chart: (axis label, series of a run).
-pub type Throughput<'a> = (&'a str, &'a dyn Fn(&ArmRun) -> Vec<(f64, f64)>);
+pub(crate) type Throughput<'a> = (&'a str, &'a dyn Fn(&ArmRun) -> Vec<(f64, f64)>);
 
 const COLORS: [RGBColor; 8] = [
     RGBColor(31, 119, 180),
@@ -31,18 +31,23 @@ const PLOT_HEIGHT: u32 = 360;
 const LEGEND_ROW: u32 = 20;
 
 /// A chart: `lines` solid, `dashed` in the same arm colours (e.g. index size beside heap size).
-pub struct Chart<'a> {
-    pub title: String,
-    pub x: &'a str,
-    pub y: &'a str,
-    pub lines: Vec<Line>,
-    pub dashed: Vec<Line>,
+pub(crate) struct Chart<'a> {
+    pub(crate) title: String,
+    pub(crate) x: &'a str,
+    pub(crate) y: &'a str,
+    pub(crate) lines: Vec<Line>,
+    pub(crate) dashed: Vec<Line>,
     /// x is a percentile (50 … 99.99) on a "nines" axis and y is logarithmic, so the tail shows.
-    pub percentiles: bool,
+    pub(crate) percentiles: bool,
 }
 
 /// A line chart as SVG text; lines with no points are left out.
-pub fn line_chart(title: &str, x_desc: &str, y_desc: &str, lines: &[Line]) -> Result<String> {
+pub(crate) fn line_chart(
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    lines: &[Line],
+) -> Result<String> {
     Chart {
         title: title.into(),
         x: x_desc,
@@ -55,7 +60,7 @@ pub fn line_chart(title: &str, x_desc: &str, y_desc: &str, lines: &[Line]) -> Re
 }
 
 /// Latency by percentile, one line per arm: `lines` hold (percentile in %, milliseconds).
-pub fn percentile_chart(title: &str, lines: &[Line]) -> Result<String> {
+pub(crate) fn percentile_chart(title: &str, lines: &[Line]) -> Result<String> {
     Chart {
         title: title.into(),
         x: "percentile (nines axis: 50, 90, 99, 99.9 evenly spaced)",
@@ -87,7 +92,7 @@ impl Chart<'_> {
             .collect()
     }
 
-    pub fn svg(&self) -> Result<String> {
+    pub(crate) fn svg(&self) -> Result<String> {
         let t = |p: &(f64, f64)| {
             if self.percentiles {
                 (nines(p.0), p.1)
@@ -341,7 +346,7 @@ fn short(v: f64) -> String {
 }
 
 /// Sums per sample time of several series (e.g. heap bytes of every updated table).
-pub fn sum_series(series: &[&[(f64, f64)]]) -> Vec<(f64, f64)> {
+pub(crate) fn sum_series(series: &[&[(f64, f64)]]) -> Vec<(f64, f64)> {
     let mut out: Vec<(f64, f64)> = vec![];
     for s in series {
         for (t, v) in s.iter() {
@@ -357,7 +362,7 @@ pub fn sum_series(series: &[&[(f64, f64)]]) -> Vec<(f64, f64)> {
 
 /// Rate per `per` seconds between consecutive samples of a cumulative counter, at the interval's
 /// end.
-pub fn per_interval(series: &[(f64, f64)], per: f64) -> Vec<(f64, f64)> {
+pub(crate) fn per_interval(series: &[(f64, f64)], per: f64) -> Vec<(f64, f64)> {
     series
         .windows(2)
         .filter(|w| w[1].0 > w[0].0)
@@ -366,7 +371,7 @@ pub fn per_interval(series: &[(f64, f64)], per: f64) -> Vec<(f64, f64)> {
 }
 
 /// HOT % of the updates made in each interval between consecutive samples.
-pub fn hot_per_interval(upd: &[(f64, f64)], hot: &[(f64, f64)]) -> Vec<(f64, f64)> {
+pub(crate) fn hot_per_interval(upd: &[(f64, f64)], hot: &[(f64, f64)]) -> Vec<(f64, f64)> {
     upd.windows(2)
         .zip(hot.windows(2))
         .filter(|(u, _)| u[1].1 > u[0].1)
@@ -377,7 +382,7 @@ pub fn hot_per_interval(upd: &[(f64, f64)], hot: &[(f64, f64)]) -> Vec<(f64, f64
 /// The five charts for a set of runs; `tables` are the updated tables that count as the workload's
 /// data, `hot_table` the table whose HOT % per interval is drawn, `throughput` the rate over time
 /// (label with its unit, per-run series).
-pub fn standard(
+pub(crate) fn standard(
     runs: &[ArmRun],
     tables: &[&str],
     hot_table: &str,
@@ -464,7 +469,7 @@ pub fn standard(
 }
 
 /// 8 kB pages → bytes.
-pub fn pages_to_bytes(s: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
+pub(crate) fn pages_to_bytes(s: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
     s.into_iter().map(|(t, v)| (t, v * 8192.0)).collect()
 }
 

@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 use super::load::ArmRun;
 
 /// The fingerprint's parts, in the order they are named: (part, value as shown).
-pub fn parts(r: &ArmRun) -> BTreeMap<&'static str, String> {
+pub(crate) fn parts(r: &ArmRun) -> BTreeMap<&'static str, String> {
     let m = &r.meta;
     let text = |v: &Value| match v {
         Value::Null => "?".to_string(),
@@ -55,7 +55,7 @@ fn label(k: &str) -> &str {
 }
 
 /// The first 8 hex digits of the parts' sha256: what `history` will show.
-pub fn short(parts: &BTreeMap<&'static str, String>) -> String {
+pub(crate) fn short(parts: &BTreeMap<&'static str, String>) -> String {
     let mut h = Sha256::new();
     for (k, v) in parts {
         h.update(k.as_bytes());
@@ -67,10 +67,10 @@ pub fn short(parts: &BTreeMap<&'static str, String>) -> String {
 }
 
 /// The parts that differ among an arm's runs: (part, its distinct values).
-pub type Diff = Vec<(String, Vec<String>)>;
+pub(crate) type Diff = Vec<(String, Vec<String>)>;
 
 /// Arms whose runs differ, each with what differs.
-pub fn differences(runs: &[ArmRun]) -> Vec<(String, Diff)> {
+pub(crate) fn differences(runs: &[ArmRun]) -> Vec<(String, Diff)> {
     let mut by_arm: BTreeMap<String, Vec<BTreeMap<&'static str, String>>> = BTreeMap::new();
     for r in runs {
         by_arm.entry(r.arm()).or_default().push(parts(r));
@@ -92,7 +92,7 @@ pub fn differences(runs: &[ArmRun]) -> Vec<(String, Diff)> {
 }
 
 /// "size (ci vs quick), PostgreSQL (18.6 vs 18.7)": long values cut to their first 40 chars.
-pub fn describe(diff: &[(String, Vec<String>)]) -> String {
+pub(crate) fn describe(diff: &[(String, Vec<String>)]) -> String {
     diff.iter()
         .map(|(k, vs)| {
             let short: Vec<String> = vs.iter().map(|v| cut(v, 40)).collect();
@@ -104,7 +104,7 @@ pub fn describe(diff: &[(String, Vec<String>)]) -> String {
 
 /// The pooled arms' runs, one row each: the run, its fingerprint's short hash and the value of
 /// every part that differs (the tables below it average these rows).
-pub fn runs_table(runs: &[ArmRun], pooled: &[(String, Diff)]) -> String {
+pub(crate) fn runs_table(runs: &[ArmRun], pooled: &[(String, Diff)]) -> String {
     let mut differing: Vec<String> = vec![];
     for (_, diff) in pooled {
         for (k, _) in diff {
@@ -136,7 +136,7 @@ pub fn runs_table(runs: &[ArmRun], pooled: &[(String, Diff)]) -> String {
 }
 
 /// A long value cut to its first `n` characters.
-pub fn cut(v: &str, n: usize) -> String {
+pub(crate) fn cut(v: &str, n: usize) -> String {
     if v.chars().count() > n {
         format!("{}…", v.chars().take(n).collect::<String>())
     } else {
@@ -145,7 +145,7 @@ pub fn cut(v: &str, n: usize) -> String {
 }
 
 /// The JSON of the differences (summary.json `pooled`).
-pub fn to_json(d: &[(String, Diff)]) -> Value {
+pub(crate) fn to_json(d: &[(String, Diff)]) -> Value {
     json!(d
         .iter()
         .map(|(arm, diff)| json!({

@@ -13,7 +13,7 @@ use super::{bytes, md_table, num, pct};
 use crate::stats::mean_of;
 
 /// The swept table, from the sweep.json beside the runs.
-pub fn swept_table(runs: &[ArmRun]) -> Option<String> {
+pub(crate) fn swept_table(runs: &[ArmRun]) -> Option<String> {
     runs.iter().find_map(|r| r.plan.sweep_table.clone())
 }
 
@@ -31,7 +31,7 @@ struct Step {
     rows: f64,
 }
 
-pub fn ladder(runs: &[ArmRun], table: &str, threshold: f64) -> (String, Value) {
+pub(crate) fn ladder(runs: &[ArmRun], table: &str, threshold: f64) -> (String, Value) {
     // The throughput each workload reports: NOPM, pgbench scripts' TPS, study 003's statements/s.
     let Some(first) = runs.first() else {
         return (String::new(), Value::Null);
@@ -145,14 +145,14 @@ pub struct Rung {
 /// A step down must cut the new-page share by at least this many points to be worth its
 /// working set ("use the lowest reserve that works": past saturation a lower value buys nothing
 /// and is still paid for).
-pub const MIN_GAIN_PTS: f64 = 0.5;
+pub(crate) const MIN_GAIN_PTS: f64 = 0.5;
 /// Same-page non-HOT updates at or above this share mean an indexed column changes: no
 /// fillfactor can make those HOT.
-pub const INDEXED_PCT: f64 = 5.0;
+pub(crate) const INDEXED_PCT: f64 = 5.0;
 /// A table updated this many times per row whose new-page share is at most `HEALTHY_NEWPAGE_PCT`
 /// keeps itself healthy by pruning (the article's district and warehouse).
-pub const BUSY_UPDATES_PER_ROW: f64 = 10.0;
-pub const HEALTHY_NEWPAGE_PCT: f64 = 10.0;
+pub(crate) const BUSY_UPDATES_PER_ROW: f64 = 10.0;
+pub(crate) const HEALTHY_NEWPAGE_PCT: f64 = 10.0;
 
 /// The answer for one table.
 #[derive(Debug, Clone, PartialEq)]

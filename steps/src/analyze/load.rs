@@ -25,7 +25,7 @@ pub struct Window {
     pub first: Option<f64>,
     pub last: Option<f64>,
     pub delta: Option<f64>,
-    pub last_text: Option<String>,
+    pub(crate) last_text: Option<String>,
 }
 
 /// Everything analyze knows about one arm run.
@@ -41,16 +41,16 @@ pub struct ArmRun {
     pub fillfactor: Option<FillfactorJson>,
     pub workload: Value,
     /// workload.json typed, for a TPROC-C run (None for other workloads, or no run yet).
-    pub tprocc: Option<TproccJson>,
+    pub(crate) tprocc: Option<TproccJson>,
     pub resets: Vec<Value>,
     /// snapshots/tables.csv: windows and series per (object, metric), partitions rolled up
-    pub tables: Snapshots,
+    pub(crate) tables: Snapshots,
     /// snapshots/database.csv: windows and series per (source, metric)
-    pub database: Snapshots,
+    pub(crate) database: Snapshots,
     /// snapshots/buffers.csv: windows and series per (relation, metric)
     pub buffers: Snapshots,
     /// table → post-run VACUUM seconds, from vacuum.csv
-    pub vacuum: HashMap<String, f64>,
+    pub(crate) vacuum: HashMap<String, f64>,
     /// hot_rows.csv (pgbench-script studies with a hot_rows query): one map per row.
     pub hot_rows: Vec<std::collections::BTreeMap<String, String>>,
 }
@@ -125,7 +125,7 @@ impl ArmRun {
             .unwrap_or_default()
     }
 
-    pub fn source(&self, object: &str, metric: &str) -> Window {
+    pub(crate) fn source(&self, object: &str, metric: &str) -> Window {
         self.database
             .window
             .get(&(object.to_string(), metric.to_string()))
@@ -143,7 +143,7 @@ impl ArmRun {
     }
 
     /// Per-sample values of a database.csv source metric.
-    pub fn source_series(&self, object: &str, metric: &str) -> &[(f64, f64)] {
+    pub(crate) fn source_series(&self, object: &str, metric: &str) -> &[(f64, f64)] {
         self.database
             .series
             .get(&(object.to_string(), metric.to_string()))
@@ -158,7 +158,7 @@ impl ArmRun {
 
     /// The fillfactor `table` had: what the snapshots saw during the run, else what
     /// apply-fillfactor read back, else what the plan asked. The one place analyze reads it.
-    pub fn fillfactor(&self, table: &str) -> Option<f64> {
+    pub(crate) fn fillfactor(&self, table: &str) -> Option<f64> {
         self.table(table, "fillfactor")
             .last
             .or_else(|| {
@@ -174,7 +174,7 @@ impl ArmRun {
 
     /// One column of the run's workload.csv by its `t_s`: (t, value, in the measured window; a
     /// file without a phase column is all measured).
-    pub fn workload_column(&self, column: &str) -> Vec<(f64, f64, bool)> {
+    pub(crate) fn workload_column(&self, column: &str) -> Vec<(f64, f64, bool)> {
         let text = std::fs::read_to_string(self.dir.join("workload.csv")).unwrap_or_default();
         csv_maps(&text)
             .unwrap_or_default()
@@ -215,7 +215,7 @@ impl ArmRun {
 
 /// The metrics analyze reads; every other row of the snapshot files is skipped right after
 /// parsing (the files keep everything for anyone who wants more). All of them also get a series.
-pub const METRICS: &[&str] = &[
+pub(crate) const METRICS: &[&str] = &[
     "fillfactor",
     "n_live_tup",
     "num_done",
@@ -269,26 +269,26 @@ fn additive(metric: &str) -> bool {
 }
 
 /// (object, metric) → its points.
-pub type SeriesMap = HashMap<(String, String), Vec<(f64, f64)>>;
+pub(crate) type SeriesMap = HashMap<(String, String), Vec<(f64, f64)>>;
 
 /// One snapshot file reduced to its measured window and its per-sample series.
 #[derive(Debug, Default, Clone)]
 pub struct Snapshots {
     pub window: HashMap<(String, String), Window>,
     /// (object, metric) → (seconds since the first measured sample, value), measured samples.
-    pub series: SeriesMap,
+    pub(crate) series: SeriesMap,
     /// Parents their partitions were added up into (a sum over objects skips them).
-    pub rolled: std::collections::HashSet<String>,
+    pub(crate) rolled: std::collections::HashSet<String>,
     /// The partitions themselves (a sum over tables that counts the parents skips these).
-    pub partitions: std::collections::HashSet<String>,
+    pub(crate) partitions: std::collections::HashSet<String>,
     /// Index → its table (tables.csv's index rows of kind `i`).
-    pub index_of: HashMap<String, String>,
+    pub(crate) index_of: HashMap<String, String>,
 }
 
 /// Reads a long-format snapshot file: the measured window and series per (object, metric), and
 /// partitions rolled up into their parent (additive metrics summed; the parent's own row for a
 /// metric is replaced by the sum of its partitions).
-pub fn snapshots(path: &Path) -> Result<Snapshots> {
+pub(crate) fn snapshots(path: &Path) -> Result<Snapshots> {
     let mut out = Snapshots::default();
     if !path.exists() {
         return Ok(out);
@@ -586,7 +586,7 @@ fn rollup_windows(df: &DataFrame) -> Result<HashMap<(String, String), Window>> {
 }
 
 /// A snapshot CSV's header line (its column names, comma-separated).
-pub fn header_of(path: &Path) -> std::io::Result<String> {
+pub(crate) fn header_of(path: &Path) -> std::io::Result<String> {
     let mut header = String::new();
     std::io::BufRead::read_line(
         &mut std::io::BufReader::new(std::fs::File::open(path)?),

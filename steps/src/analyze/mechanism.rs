@@ -21,47 +21,47 @@ use crate::stats::Stats;
 use crate::workload::tprocc::driver::{new_histogram, TXNS};
 
 /// Heap growth, blocks read and blocks hit of one table over the window.
-pub type TableMech = (Option<f64>, Option<f64>, Option<f64>);
+pub(crate) type TableMech = (Option<f64>, Option<f64>, Option<f64>);
 
 /// The mechanism figures of one run.
-pub struct Mech {
-    pub name: String,
-    pub arm: String,
-    pub complete: bool,
-    pub nopm: Option<f64>,
-    pub txns: Option<f64>,
-    pub wal_per_txn: Option<f64>,
-    pub ckpt_timed: Option<f64>,
-    pub ckpt_requested: Option<f64>,
-    pub fpi: Option<f64>,
-    pub blks_read: Option<f64>,
-    pub blks_hit: Option<f64>,
+pub(crate) struct Mech {
+    pub(crate) name: String,
+    pub(crate) arm: String,
+    pub(crate) complete: bool,
+    pub(crate) nopm: Option<f64>,
+    pub(crate) txns: Option<f64>,
+    pub(crate) wal_per_txn: Option<f64>,
+    pub(crate) ckpt_timed: Option<f64>,
+    pub(crate) ckpt_requested: Option<f64>,
+    pub(crate) fpi: Option<f64>,
+    pub(crate) blks_read: Option<f64>,
+    pub(crate) blks_hit: Option<f64>,
     /// The database as built (meta.json), before the rewrite and the ramp-up.
-    pub data_built: Option<f64>,
-    pub data_start: Option<f64>,
-    pub data_end: Option<f64>,
-    pub shared_buffers: Option<f64>,
-    pub machine_memory: Option<f64>,
+    pub(crate) data_built: Option<f64>,
+    pub(crate) data_start: Option<f64>,
+    pub(crate) data_end: Option<f64>,
+    pub(crate) shared_buffers: Option<f64>,
+    pub(crate) machine_memory: Option<f64>,
     /// The memory the server was confined to during the run (page cache included), and the
     /// most it used, when a limit was applied.
-    pub ram_limit: Option<f64>,
-    pub ram_peak: Option<f64>,
+    pub(crate) ram_limit: Option<f64>,
+    pub(crate) ram_peak: Option<f64>,
     /// The server's CPU seconds per second of the window, and the machine's cores.
-    pub server_cores: Option<f64>,
+    pub(crate) server_cores: Option<f64>,
     /// This machine's CPU time stolen by the hypervisor, and its busy time, as shares of all of
     /// its CPU time over the window (%): a run with much steal was measured on a noisy host.
-    pub host_steal_pct: Option<f64>,
-    pub host_busy_pct: Option<f64>,
-    pub machine_cores: Option<f64>,
-    pub cpu_per_ktxn: Option<f64>,
-    pub read_per_ktxn: Option<f64>,
-    pub written_per_ktxn: Option<f64>,
+    pub(crate) host_steal_pct: Option<f64>,
+    pub(crate) host_busy_pct: Option<f64>,
+    pub(crate) machine_cores: Option<f64>,
+    pub(crate) cpu_per_ktxn: Option<f64>,
+    pub(crate) read_per_ktxn: Option<f64>,
+    pub(crate) written_per_ktxn: Option<f64>,
     /// Per updated table: (heap growth, blocks read, blocks hit) over the window.
-    pub per_table: BTreeMap<String, TableMech>,
+    pub(crate) per_table: BTreeMap<String, TableMech>,
 }
 
 /// a + b where either is known (None only when both are missing).
-pub fn add(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+pub(crate) fn add(a: Option<f64>, b: Option<f64>) -> Option<f64> {
     match (a, b) {
         (None, None) => None,
         (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
@@ -77,7 +77,7 @@ fn per(a: Option<f64>, b: Option<f64>, k: f64) -> Option<f64> {
 
 /// shared_buffers in bytes: the server's own value recorded by `build` (pg_settings, in units of
 /// 8kB), else the size's setting.
-pub fn shared_buffers(r: &ArmRun) -> Option<f64> {
+pub(crate) fn shared_buffers(r: &ArmRun) -> Option<f64> {
     let s = r.meta["server"]["settings"]["shared_buffers"].as_str();
     if let Some(n) = s.and_then(|s| s.strip_suffix("8kB")) {
         return n.parse::<f64>().ok().map(|n| n * 8192.0);
@@ -96,7 +96,7 @@ fn host_share(r: &ArmRun, state: &str) -> Option<f64> {
     super::pct(d(state), Some(total))
 }
 
-pub fn of(r: &ArmRun, tables: &[&str]) -> Mech {
+pub(crate) fn of(r: &ArmRun, tables: &[&str]) -> Mech {
     let txns = r.source("cluster", "xact_total").delta;
     let blk = |t: &str, what: &str| {
         add(
@@ -170,10 +170,10 @@ fn hit_pct(read: Option<f64>, hit: Option<f64>) -> Option<f64> {
 }
 
 /// Published (WAL bytes per transaction, checkpoints) of an arm, where the article printed them.
-pub type Published<'a> = &'a dyn Fn(&str) -> Option<(f64, f64)>;
+pub(crate) type Published<'a> = &'a dyn Fn(&str) -> Option<(f64, f64)>;
 
 /// The mechanism tables (per run, per arm, per table), the regime statement, their JSON.
-pub fn tables(
+pub(crate) fn tables(
     runs: &[ArmRun],
     updated: &[&str],
     published: Published<'_>,
@@ -472,7 +472,7 @@ fn complete_by_arm(runs: &[ArmRun]) -> Vec<(String, Vec<&ArmRun>)> {
 /// Latency per arm and transaction: p50/p95/p99/max of the merged histograms of its complete
 /// runs (older workload.json files without histograms give "–"), and per transaction type a
 /// chart of its percentiles per arm on a logarithmic axis.
-pub fn latency(runs: &[ArmRun]) -> (String, Value, Vec<(String, String)>) {
+pub(crate) fn latency(runs: &[ArmRun]) -> (String, Value, Vec<(String, String)>) {
     let per_arm: Vec<(String, BTreeMap<&str, Histogram<u64>>)> = complete_by_arm(runs)
         .into_iter()
         .map(|(arm, rs)| {
@@ -556,7 +556,7 @@ pub fn latency(runs: &[ArmRun]) -> (String, Value, Vec<(String, String)>) {
 /// What the VUs' backends were doing over the measured window, per arm (the share of samples ×
 /// VUs, summed over its complete runs): on CPU, waiting on an event, or idle waiting for the
 /// driver. The ten largest, and the rest summed.
-pub fn waits(runs: &[ArmRun]) -> (String, Value) {
+pub(crate) fn waits(runs: &[ArmRun]) -> (String, Value) {
     // Per arm: (arm, samples per state summed over its runs, sample slots = samples × VUs).
     let per_arm: Vec<(String, BTreeMap<String, f64>, f64)> = complete_by_arm(runs)
         .into_iter()

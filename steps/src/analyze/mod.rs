@@ -4,15 +4,15 @@
 //! charts/*.svg into the output directory.
 
 pub mod answer;
-pub mod arms;
+pub(crate) mod arms;
 pub mod baseline;
-pub mod charts;
-pub mod fingerprint;
+pub(crate) mod charts;
+pub(crate) mod fingerprint;
 pub mod ladder;
 pub mod load;
-pub mod mechanism;
-pub mod reference;
-pub mod report;
+pub(crate) mod mechanism;
+pub(crate) mod reference;
+pub(crate) mod report;
 pub mod results;
 pub mod summary;
 
@@ -66,25 +66,25 @@ pub struct Args {
 }
 
 /// What a study's analysis returns: Markdown, JSON, and (file name, SVG) charts.
-pub type Tables = (String, Value, Vec<(String, String)>);
+pub(crate) type Tables = (String, Value, Vec<(String, String)>);
 
 /// The figure a workload reports its throughput in: workload.json's key, its label, and the
 /// decimals it is shown with.
-pub struct Throughput {
-    pub key: &'static str,
-    pub label: &'static str,
-    pub decimals: usize,
+pub(crate) struct Throughput {
+    pub(crate) key: &'static str,
+    pub(crate) label: &'static str,
+    pub(crate) decimals: usize,
 }
 
 /// What `analyze` asks of a workload: implemented on its size type, in its room (`tables.rs`).
-pub trait StudyTables {
+pub(crate) trait StudyTables {
     const THROUGHPUT: Throughput;
     /// The study's tables of these runs (one study): markdown, JSON, and charts.
     fn tables(runs: &[ArmRun]) -> Result<Tables>;
 }
 
 /// The throughput figure of `workload`.
-pub fn throughput(workload: Workload) -> Throughput {
+pub(crate) fn throughput(workload: Workload) -> Throughput {
     each_workload!(workload, W => W::THROUGHPUT)
 }
 
@@ -93,7 +93,7 @@ pub struct Analysis {
     pub markdown: String,
     pub json: Value,
     pub charts: Vec<(String, String)>,
-    pub runs: Vec<ArmRun>,
+    pub(crate) runs: Vec<ArmRun>,
 }
 
 pub fn run(_ctx: &Ctx, args: &Args) -> Result<()> {
@@ -433,7 +433,7 @@ pub fn write(out: &Path, a: &Analysis) -> Result<()> {
 }
 
 /// Human units for bytes.
-pub fn bytes(b: Option<f64>) -> String {
+pub(crate) fn bytes(b: Option<f64>) -> String {
     match b {
         None => "–".into(),
         Some(b) if b.abs() >= 1024.0 * 1024.0 * 1024.0 => format!("{:.2} GiB", b / 1073741824.0),
@@ -442,7 +442,7 @@ pub fn bytes(b: Option<f64>) -> String {
     }
 }
 
-pub fn num(v: Option<f64>, decimals: usize) -> String {
+pub(crate) fn num(v: Option<f64>, decimals: usize) -> String {
     match v {
         None => "–".into(),
         Some(x) => format!("{x:.decimals$}"),
@@ -450,7 +450,7 @@ pub fn num(v: Option<f64>, decimals: usize) -> String {
 }
 
 /// A Markdown table.
-pub fn md_table(header: &[&str], rows: &[Vec<String>]) -> String {
+pub(crate) fn md_table(header: &[&str], rows: &[Vec<String>]) -> String {
     let mut s = format!("| {} |\n", header.join(" | "));
     s.push_str(&format!(
         "|{}\n",
@@ -464,7 +464,7 @@ pub fn md_table(header: &[&str], rows: &[Vec<String>]) -> String {
 
 /// "mean (min–max, spread %)" of an arm's repeats, the value alone for one run: the one format
 /// of repeated figures in every study's tables.
-pub fn spread_cell(s: Option<crate::stats::Stats>, fmt: impl Fn(f64) -> String) -> String {
+pub(crate) fn spread_cell(s: Option<crate::stats::Stats>, fmt: impl Fn(f64) -> String) -> String {
     match s {
         None => "–".into(),
         Some(s) if s.n == 1 => fmt(s.mean),
@@ -479,7 +479,7 @@ pub fn spread_cell(s: Option<crate::stats::Stats>, fmt: impl Fn(f64) -> String) 
 }
 
 /// 100 × part / whole, when whole is positive.
-pub fn pct(part: Option<f64>, whole: Option<f64>) -> Option<f64> {
+pub(crate) fn pct(part: Option<f64>, whole: Option<f64>) -> Option<f64> {
     match (part, whole) {
         (Some(p), Some(w)) if w > 0.0 => Some(100.0 * p / w),
         _ => None,
@@ -487,7 +487,7 @@ pub fn pct(part: Option<f64>, whole: Option<f64>) -> Option<f64> {
 }
 
 /// Per arm, in first-seen order: the complete runs among `runs` (`arm` and `complete` read each).
-pub fn by_arm<T>(
+pub(crate) fn by_arm<T>(
     runs: &[T],
     arm: impl Fn(&T) -> String,
     complete: impl Fn(&T) -> bool,
@@ -507,7 +507,7 @@ pub fn by_arm<T>(
 }
 
 /// Whether two changes point the same way: "agrees", "**disagrees**" (shown in red), or "–".
-pub fn direction(ours: Option<f64>, published: Option<f64>) -> String {
+pub(crate) fn direction(ours: Option<f64>, published: Option<f64>) -> String {
     match (ours, published) {
         (Some(a), Some(b)) if a.abs() < 1e-9 || b.abs() < 1e-9 => "flat".into(),
         (Some(a), Some(b)) if (a > 0.0) == (b > 0.0) => "agrees".into(),
@@ -522,7 +522,10 @@ pub fn direction(ours: Option<f64>, published: Option<f64>) -> String {
 /// is missing): "agrees"; "agrees from 100 to 75, not below" when the first steps agree and the
 /// rest do not; "agrees at 100→75, 50→30; not at 75→50" when they alternate; "**disagrees**"
 /// when no step does.
-pub fn stepwise(points: &[(String, Option<f64>)], expect_less: bool) -> (String, Option<bool>) {
+pub(crate) fn stepwise(
+    points: &[(String, Option<f64>)],
+    expect_less: bool,
+) -> (String, Option<bool>) {
     let mut ok = vec![];
     for w in points.windows(2) {
         let (Some(a), Some(b)) = (w[0].1, w[1].1) else {

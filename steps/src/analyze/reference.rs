@@ -9,10 +9,10 @@ use polars::prelude::*;
 use polars_io::prelude::{CsvReadOptions, SerReader};
 
 /// A published row: column → value as printed, columns without a value left out.
-pub type Row = BTreeMap<String, String>;
+pub(crate) type Row = BTreeMap<String, String>;
 
 /// A reference CSV as a frame, every column text.
-pub fn frame(text: &str) -> Result<DataFrame> {
+pub(crate) fn frame(text: &str) -> Result<DataFrame> {
     Ok(CsvReadOptions::default()
         .with_has_header(true)
         .with_infer_schema_length(Some(0))
@@ -23,7 +23,7 @@ pub fn frame(text: &str) -> Result<DataFrame> {
 /// Ours beside the article: a left join of `keys` (ours, the reference's key it corresponds to,
 /// if any) on column `on` of the reference's rows where every `filter` (column, value) holds.
 /// Ours → its row (the references hold one row per key and filter); ours without one are absent.
-pub fn join(
+pub(crate) fn join(
     text: &str,
     on: &str,
     keys: &[(String, Option<String>)],

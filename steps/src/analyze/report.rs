@@ -291,7 +291,7 @@ fn run_section(r: &super::load::ArmRun, out: &Path) -> String {
 }
 
 /// report.html of an analysis written into `out`.
-pub fn html(a: &Analysis, out: &Path) -> String {
+pub(crate) fn html(a: &Analysis, out: &Path) -> String {
     let first = a.runs.first();
     let title = match first {
         Some(r) => format!("{} — size {}", r.plan.label(), r.plan.size),
@@ -341,7 +341,7 @@ pub fn html(a: &Analysis, out: &Path) -> String {
 }
 
 /// A vertical bar chart, one bar per label, as standalone SVG.
-pub fn bar_chart(title: &str, labels: &[String], values: &[f64], unit: &str) -> String {
+pub(crate) fn bar_chart(title: &str, labels: &[String], values: &[f64], unit: &str) -> String {
     let (w, h, left, bottom, top) = (420.0, 260.0, 60.0, 40.0, 30.0);
     let max = values.iter().cloned().fold(0.0_f64, f64::max).max(1e-9);
     let n = values.len().max(1) as f64;

@@ -31,46 +31,46 @@ pub const SAMPLES_FILE: &str = "samples.parquet";
 pub struct RunRow {
     pub schema_version: i64,
     pub study: String,
-    pub size: String,
+    pub(crate) size: String,
     /// The sweep directory's name (`<YYYYMMDD-HHMMSS>-<label>`).
-    pub sweep: String,
+    pub(crate) sweep: String,
     /// The arm directory's name (`tuned-r2`).
-    pub run: String,
-    pub arm: String,
+    pub(crate) run: String,
+    pub(crate) arm: String,
     pub dir: String,
     /// The first 8 hex digits of the fingerprint's sha256 (`analyze/fingerprint.rs`).
-    pub fingerprint: String,
-    pub status: String,
+    pub(crate) fingerprint: String,
+    pub(crate) status: String,
     pub start: String,
-    pub end: String,
-    pub workload: String,
+    pub(crate) end: String,
+    pub(crate) workload: String,
     /// The study's tables, comma-separated.
-    pub tables: String,
+    pub(crate) tables: String,
     /// The arm as resolved, without its name: fillfactors, index fillfactors, partitioning.
-    pub arm_spec: String,
-    pub size_spec: String,
-    pub settings: String,
-    pub postgres: String,
-    pub host: String,
-    pub hotlab: String,
-    pub warehouses: Option<f64>,
-    pub clients: Option<f64>,
-    pub window_s: Option<f64>,
+    pub(crate) arm_spec: String,
+    pub(crate) size_spec: String,
+    pub(crate) settings: String,
+    pub(crate) postgres: String,
+    pub(crate) host: String,
+    pub(crate) hotlab: String,
+    pub(crate) warehouses: Option<f64>,
+    pub(crate) clients: Option<f64>,
+    pub(crate) window_s: Option<f64>,
     /// What `throughput` counts: NOPM (TPROC-C), TPS (pgbench scripts), statements/s (study 003).
-    pub metric: String,
-    pub throughput: Option<f64>,
+    pub(crate) metric: String,
+    pub(crate) throughput: Option<f64>,
     /// HOT share of every update in the run's tables over the measured window.
-    pub hot_pct: Option<f64>,
-    pub newpage_pct: Option<f64>,
-    pub wal_per_txn: Option<f64>,
-    pub checkpoints: Option<f64>,
-    pub latency_p50_ms: Option<f64>,
-    pub latency_p95_ms: Option<f64>,
-    pub latency_p99_ms: Option<f64>,
+    pub(crate) hot_pct: Option<f64>,
+    pub(crate) newpage_pct: Option<f64>,
+    pub(crate) wal_per_txn: Option<f64>,
+    pub(crate) checkpoints: Option<f64>,
+    pub(crate) latency_p50_ms: Option<f64>,
+    pub(crate) latency_p95_ms: Option<f64>,
+    pub(crate) latency_p99_ms: Option<f64>,
 }
 
 /// The headline figures `--baseline` compares: (column, label).
-pub const HEADLINES: &[(&str, &str)] = &[
+pub(crate) const HEADLINES: &[(&str, &str)] = &[
     ("throughput", "throughput"),
     ("hot_pct", "HOT %"),
     ("newpage_pct", "new-page %"),
@@ -149,7 +149,7 @@ impl RunRow {
     }
 
     /// A headline figure by its column name (`HEADLINES`).
-    pub fn figure(&self, column: &str) -> Option<f64> {
+    pub(crate) fn figure(&self, column: &str) -> Option<f64> {
         match column {
             "throughput" => self.throughput,
             "hot_pct" => self.hot_pct,
@@ -164,7 +164,7 @@ impl RunRow {
     }
 
     /// The date of the run's start (`2026-12-03`).
-    pub fn date(&self) -> &str {
+    pub(crate) fn date(&self) -> &str {
         self.start.get(..10).unwrap_or("?")
     }
 }
@@ -247,7 +247,7 @@ pub fn runs_frame(rows: &[RunRow]) -> Result<DataFrame> {
 
 /// Per arm and headline column (`HEADLINES`), the complete runs' count, mean, min and max: one
 /// group-by over the runs table (`arms.rs`). Columns an arm never measured are absent.
-pub fn arm_stats(rows: &[RunRow]) -> Result<ArmStats> {
+pub(crate) fn arm_stats(rows: &[RunRow]) -> Result<ArmStats> {
     let arms = super::by_arm(rows, |r| r.arm.clone(), |r| r.status == "complete");
     let figures: Vec<_> = HEADLINES
         .iter()
@@ -257,7 +257,7 @@ pub fn arm_stats(rows: &[RunRow]) -> Result<ArmStats> {
 }
 
 /// Rows back from a runs frame. A frame of a newer schema is refused by `read_runs`.
-pub fn rows_of(df: &DataFrame) -> Result<Vec<RunRow>> {
+pub(crate) fn rows_of(df: &DataFrame) -> Result<Vec<RunRow>> {
     let mut rows = vec![RunRow::default(); df.height()];
     let versions = df
         .column("schema_version")?
@@ -285,7 +285,7 @@ pub fn rows_of(df: &DataFrame) -> Result<Vec<RunRow>> {
 /// The long-format snapshots of one run with its identity: `file` (tables, database, buffers),
 /// every column of the CSVs (`parent` and `kind` empty where a file has none), `value` as a
 /// number where it is one and `text` as sampled.
-pub fn samples_frame(row: &RunRow, dir: &Path) -> Result<DataFrame> {
+pub(crate) fn samples_frame(row: &RunRow, dir: &Path) -> Result<DataFrame> {
     let mut frames = vec![];
     for file in ["tables", "database", "buffers"] {
         let path = dir.join("snapshots").join(format!("{file}.csv"));
@@ -360,7 +360,7 @@ fn write_parquet(path: &Path, df: &mut DataFrame) -> Result<()> {
 }
 
 /// Writes both files of one arm run into its directory; returns its row.
-pub fn write(r: &ArmRun) -> Result<RunRow> {
+pub(crate) fn write(r: &ArmRun) -> Result<RunRow> {
     let row = RunRow::of(r);
     write_parquet(
         &r.dir.join(RUNS_FILE),
@@ -371,7 +371,7 @@ pub fn write(r: &ArmRun) -> Result<RunRow> {
 }
 
 /// Reads one results file, refusing a newer schema in one line.
-pub fn read_runs(path: &Path) -> Result<DataFrame> {
+pub(crate) fn read_runs(path: &Path) -> Result<DataFrame> {
     let f = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
     let df = ParquetReader::new(f)
         .finish()
@@ -393,7 +393,7 @@ pub fn read_runs(path: &Path) -> Result<DataFrame> {
 
 /// Every arm directory under `root`: itself, its arms, a sweep's arms, a study's sweeps' arms
 /// (`data/runs`: study/sweep/arm), never an `attempt-<n>` a retry moved aside.
-pub fn arm_dirs_under(root: &Path) -> Result<Vec<PathBuf>> {
+pub(crate) fn arm_dirs_under(root: &Path) -> Result<Vec<PathBuf>> {
     fn walk(dir: &Path, depth: u32, out: &mut Vec<PathBuf>) -> Result<()> {
         if dir.join("meta.json").exists() {
             out.push(dir.to_path_buf());

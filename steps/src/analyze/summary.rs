@@ -14,20 +14,20 @@ pub const SCHEMA_VERSION: u32 = 1;
 
 /// summary.json.
 #[derive(Serialize, schemars::JsonSchema)]
-pub struct Summary {
+pub(crate) struct Summary {
     /// The version of this file's shape (raised when a field changes meaning or is removed).
-    pub schema_version: u32,
+    pub(crate) schema_version: u32,
     /// When `analyze` wrote the file, RFC 3339.
-    pub generated: String,
+    pub(crate) generated: String,
     /// The studies of the runs analyzed.
-    pub studies: Vec<String>,
+    pub(crate) studies: Vec<String>,
     /// Every run analyzed, in the order read: identity, fingerprint parts, status, start, end,
     /// headline figures (docs/results.md, the runs table).
-    pub run_index: Vec<RunRow>,
+    pub(crate) run_index: Vec<RunRow>,
     /// The study's own tables (`runs`, `arms`, `mechanism`, `ladder`, `claims`, `baseline`, …):
     /// docs/run-directory.md. Each row of `runs` carries `identity`.
     #[serde(flatten)]
-    pub tables: Map<String, Value>,
+    pub(crate) tables: Map<String, Value>,
 }
 
 /// The identity of a run as its rows of `runs` carry it.
@@ -41,7 +41,7 @@ fn identity(r: &RunRow) -> Value {
 
 impl Summary {
     /// The study's tables (`json`, an object) under the versioned head.
-    pub fn new(json: Value, studies: Vec<String>, runs: &[ArmRun]) -> Summary {
+    pub(crate) fn new(json: Value, studies: Vec<String>, runs: &[ArmRun]) -> Summary {
         let run_index: Vec<RunRow> = runs.iter().map(RunRow::of).collect();
         let mut tables = match json {
             Value::Object(m) => m,
@@ -64,13 +64,14 @@ impl Summary {
         }
     }
 
-    pub fn to_json(&self) -> Value {
+    pub(crate) fn to_json(&self) -> Value {
         serde_json::to_value(self).expect("a summary serializes")
     }
 }
 
 /// The JSON Schema of summary.json, as checked in.
-pub fn schema() -> String {
+#[cfg(test)]
+fn schema() -> String {
     let s = schemars::schema_for!(Summary);
     serde_json::to_string_pretty(&s).expect("a schema serializes") + "\n"
 }

@@ -74,7 +74,7 @@ fn generate_run(
     Ok(())
 }
 
-pub fn bench_analyze(ctx: &Ctx, runs: usize, samples: usize, repeats: u32) -> Result<()> {
+pub(crate) fn bench_analyze(ctx: &Ctx, runs: usize, samples: usize, repeats: u32) -> Result<()> {
     if runs == 0 || samples < 2 {
         bail!("bench analyze needs --runs >= 1 and --samples >= 2");
     }

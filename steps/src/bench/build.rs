@@ -78,7 +78,7 @@ fn pgbench_init(server: &Server, scale: i64) -> Result<Vec<(String, f64)>> {
     ]))
 }
 
-pub fn bench_build(
+pub(crate) fn bench_build(
     ctx: &Ctx,
     server: &Server,
     warehouses: i64,

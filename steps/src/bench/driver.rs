@@ -51,7 +51,7 @@ const DB: &str = "hotlab_bench_driver";
 
 /// A fresh copy of the template with the wrapper, and pg_stat_statements emptied, so the server
 /// time read after the run is this run's.
-pub fn fresh_db(server: &Server, template: &str) -> Result<()> {
+pub(crate) fn fresh_db(server: &Server, template: &str) -> Result<()> {
     server.drop_own_database(DB)?;
     server.create_own_database(DB, Some(template))?;
     let mut c = server.connect(DB)?;
@@ -74,7 +74,7 @@ fn server_ms_per_call(server: &Server) -> Result<(f64, i64)> {
     Ok((if calls > 0 { ms / calls as f64 } else { 0.0 }, calls))
 }
 
-pub fn bench_driver(ctx: &Ctx, server: &Server, load: &Load) -> Result<()> {
+pub(crate) fn bench_driver(ctx: &Ctx, server: &Server, load: &Load) -> Result<()> {
     let Load {
         warehouses,
         vus,
@@ -257,7 +257,7 @@ fn pgbench_run(
 
 /// One driver run on a fresh copy of `template`, snapshots in `dir`; returns workload.json's
 /// content and how long each snapshot took (ms).
-pub fn driver_run(
+pub(crate) fn driver_run(
     server: &Server,
     template: &str,
     shape: &tprocc::Shape,

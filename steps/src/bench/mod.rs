@@ -17,11 +17,11 @@
 //! raw samples in `samples.csv`, the statistics and the ratio line.
 //! Writes `data/runs/bench/<time>-<what>/` (samples.csv, result.json, the driver's snapshots).
 
-pub mod analyze;
-pub mod build;
-pub mod driver;
-pub mod runner;
-pub mod snapshot;
+pub(crate) mod analyze;
+pub(crate) mod build;
+pub(crate) mod driver;
+pub(crate) mod runner;
+pub(crate) mod snapshot;
 
 use anyhow::Result;
 
@@ -33,27 +33,27 @@ use crate::workload::tprocc::size::TproccSize;
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(subcommand)]
-    pub what: What,
+    pub(crate) what: What,
 }
 
 /// The TPROC-C load of a driver benchmark.
 #[derive(clap::Args, Debug, Clone, Copy)]
-pub struct Load {
+pub(crate) struct Load {
     /// Warehouses in the database (the quick size has 4)
     #[arg(long, default_value_t = 4)]
-    pub warehouses: i64,
+    pub(crate) warehouses: i64,
     /// Clients (virtual users)
     #[arg(long, default_value_t = 2)]
-    pub vus: u32,
+    pub(crate) vus: u32,
     /// Seconds per run
     #[arg(long, default_value_t = 60.0, value_parser = crate::study::bounds::parse_duration)]
-    pub duration: f64,
+    pub(crate) duration: f64,
     /// Pairs of runs (2 = A B B A)
     #[arg(long, default_value_t = 2)]
-    pub repeats: u32,
+    pub(crate) repeats: u32,
     /// Unmeasured rounds (A B) before the measured ones
     #[arg(long, default_value_t = 0)]
-    pub warmup: u32,
+    pub(crate) warmup: u32,
 }
 
 impl Load {
@@ -76,7 +76,7 @@ impl Load {
 }
 
 #[derive(clap::Subcommand, Debug)]
-pub enum What {
+pub(crate) enum What {
     /// Fresh TPROC-C build vs `pgbench -i` (bytes/s), and template rebuild vs fresh build
     Build {
         /// Warehouses to build

@@ -12,39 +12,39 @@ use crate::interrupt::interrupted;
 use crate::io::CsvAppender;
 use crate::stats::{alternating, mean, spread};
 
-pub const SAMPLES_HEADER: &[&str] = &["round", "arm", "warmup", "metric", "value"];
+pub(crate) const SAMPLES_HEADER: &[&str] = &["round", "arm", "warmup", "metric", "value"];
 
 /// How the arms of one benchmark are run.
-pub struct Runner<'a> {
+pub(crate) struct Runner<'a> {
     /// The arms' labels, as `samples.csv` and the printed lines name them.
-    pub arms: &'a [&'a str],
+    pub(crate) arms: &'a [&'a str],
     /// Measured rounds (2 = A B B A).
-    pub repeats: u32,
+    pub(crate) repeats: u32,
     /// Unmeasured rounds first (A B), to warm caches and the server.
-    pub warmup: u32,
-    pub dir: PathBuf,
+    pub(crate) warmup: u32,
+    pub(crate) dir: PathBuf,
 }
 
 /// One arm run: its label, round, and figures.
 #[derive(Debug, Clone)]
-pub struct Sample {
-    pub arm: String,
-    pub round: u32,
-    pub figures: Vec<(String, f64)>,
+pub(crate) struct Sample {
+    pub(crate) arm: String,
+    pub(crate) round: u32,
+    pub(crate) figures: Vec<(String, f64)>,
 }
 
 /// The measured runs of a benchmark.
 #[derive(Debug, Clone, Default)]
-pub struct Samples {
-    pub runs: Vec<Sample>,
+pub(crate) struct Samples {
+    pub(crate) runs: Vec<Sample>,
     /// The order the measured runs took, e.g. "ABBA".
-    pub order: String,
+    pub(crate) order: String,
 }
 
 impl Runner<'_> {
     /// Runs `body(arm label, run index)` for every warm-up and measured run in order; the body
     /// returns the run's figures (a metric may appear more than once).
-    pub fn run(
+    pub(crate) fn run(
         &self,
         mut body: impl FnMut(&str, usize) -> Result<Vec<(String, f64)>>,
     ) -> Result<Samples> {
@@ -109,7 +109,7 @@ impl Runner<'_> {
 
 impl Samples {
     /// Every measured value of `metric` in `arm`'s runs.
-    pub fn of(&self, arm: &str, metric: &str) -> Vec<f64> {
+    pub(crate) fn of(&self, arm: &str, metric: &str) -> Vec<f64> {
         self.runs
             .iter()
             .filter(|r| r.arm == arm)
@@ -122,25 +122,25 @@ impl Samples {
             .collect()
     }
 
-    pub fn mean(&self, arm: &str, metric: &str) -> f64 {
+    pub(crate) fn mean(&self, arm: &str, metric: &str) -> f64 {
         mean(&self.of(arm, metric))
     }
 
-    pub fn spread(&self, arm: &str, metric: &str) -> f64 {
+    pub(crate) fn spread(&self, arm: &str, metric: &str) -> f64 {
         spread(&self.of(arm, metric))
     }
 
-    pub fn max(&self, arm: &str, metric: &str) -> f64 {
+    pub(crate) fn max(&self, arm: &str, metric: &str) -> f64 {
         self.of(arm, metric).into_iter().fold(0.0, f64::max)
     }
 
     /// Mean of `a`'s metric over mean of `b`'s.
-    pub fn ratio(&self, a: (&str, &str), b: (&str, &str)) -> f64 {
+    pub(crate) fn ratio(&self, a: (&str, &str), b: (&str, &str)) -> f64 {
         self.mean(a.0, a.1) / self.mean(b.0, b.1)
     }
 
     /// The measured runs for result.json: arm, round and figures (repeated metrics as lists).
-    pub fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         let runs: Vec<Value> = self
             .runs
             .iter()
@@ -161,7 +161,7 @@ impl Samples {
 }
 
 /// A benchmark's output directory: `data/runs/bench/<time>-<what>/`.
-pub fn out_dir(runs_dir: &Path, what: &str) -> Result<PathBuf> {
+pub(crate) fn out_dir(runs_dir: &Path, what: &str) -> Result<PathBuf> {
     let d = runs_dir.join("bench").join(format!(
         "{}-{what}",
         chrono::Local::now().format("%Y%m%d-%H%M%S")

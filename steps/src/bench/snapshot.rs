@@ -15,7 +15,7 @@ use crate::server::Server;
 use crate::snapshot::Sampler;
 use crate::workload::tprocc;
 
-pub fn bench_snapshot(ctx: &Ctx, server: &Server, load: &Load, every: f64) -> Result<()> {
+pub(crate) fn bench_snapshot(ctx: &Ctx, server: &Server, load: &Load, every: f64) -> Result<()> {
     let Load {
         warehouses,
         vus,

@@ -11,14 +11,14 @@ use super::{BackendKind, ConnInfo, Server};
 use crate::ctx::{project_root, Ctx};
 
 /// Port the compose file publishes on 127.0.0.1 unless `.env` sets HOTLAB_COMPOSE_PORT.
-pub const DEFAULT_PORT: u16 = 55432;
+pub(crate) const DEFAULT_PORT: u16 = 55432;
 
-pub fn compose_file() -> PathBuf {
+pub(crate) fn compose_file() -> PathBuf {
     project_root().join("docker-compose.yml")
 }
 
 /// `KEY=value` lines of the repository's `.env`.
-pub fn dotenv() -> BTreeMap<String, String> {
+pub(crate) fn dotenv() -> BTreeMap<String, String> {
     let text = std::fs::read_to_string(project_root().join(".env")).unwrap_or_default();
     text.lines()
         .filter(|l| !l.trim_start().starts_with('#'))
@@ -45,7 +45,7 @@ fn docker(args: &[&str]) -> Result<()> {
     Ok(())
 }
 
-pub fn ensure(_ctx: &Ctx) -> Result<Server> {
+pub(crate) fn ensure(_ctx: &Ctx) -> Result<Server> {
     let env = dotenv();
     let Some(password) = env.get("POSTGRES_PASSWORD").cloned() else {
         bail!("no POSTGRES_PASSWORD in .env; write one (echo POSTGRES_PASSWORD=$(openssl rand -hex 16) > .env)");
@@ -64,12 +64,12 @@ pub fn ensure(_ctx: &Ctx) -> Result<Server> {
     })
 }
 
-pub fn restart() -> Result<String> {
+pub(crate) fn restart() -> Result<String> {
     docker(&["restart"])?;
     docker(&["up", "-d", "--wait"])?;
     Ok("restarted (docker compose restart)".into())
 }
 
-pub fn stop() -> Result<()> {
+pub(crate) fn stop() -> Result<()> {
     docker(&["stop"])
 }

@@ -73,7 +73,7 @@ const OTHER_VARS: &[&str] = &[
     "PGGEQO",
 ];
 
-pub const SSLMODES: &[&str] = &[
+pub(crate) const SSLMODES: &[&str] = &[
     "disable",
     "allow",
     "prefer",
@@ -93,7 +93,7 @@ pub struct ConnInfo {
     pub admin_db: String,
     /// Where the password came from (`connection string`, `PGPASSWORD`, `.pgpass FILE`), for
     /// messages; never the password.
-    pub password_from: Option<String>,
+    pub(crate) password_from: Option<String>,
 }
 
 impl std::fmt::Debug for ConnInfo {
@@ -102,23 +102,24 @@ impl std::fmt::Debug for ConnInfo {
             .field("params", &self.params)
             .field("password", &self.password.as_ref().map(|_| "(hidden)"))
             .field("admin_db", &self.admin_db)
+            .field("password_from", &self.password_from)
             .finish()
     }
 }
 
 /// Settings given on top of a connection string: psql's `-h -p -U -d`.
 #[derive(Debug, Default, Clone)]
-pub struct Flags {
-    pub host: Option<String>,
-    pub port: Option<u16>,
-    pub user: Option<String>,
-    pub dbname: Option<String>,
+pub(crate) struct Flags {
+    pub(crate) host: Option<String>,
+    pub(crate) port: Option<u16>,
+    pub(crate) user: Option<String>,
+    pub(crate) dbname: Option<String>,
 }
 
 impl ConnInfo {
     /// hotlab's own server (embedded or compose): loopback TCP, scram, no TLS (the pinned
     /// server has none, and the connection never leaves the machine).
-    pub fn own(host: &str, port: u16, user: &str, password: String, db: &str) -> ConnInfo {
+    pub(crate) fn own(host: &str, port: u16, user: &str, password: String, db: &str) -> ConnInfo {
         let params = [
             ("host", host.to_string()),
             ("port", port.to_string()),
@@ -139,7 +140,7 @@ impl ConnInfo {
 
     /// A server hotlab does not own, as libpq would reach it: `conninfo` (named `what` in
     /// errors) and `flags`, then the service file, then `PG*`, then the defaults.
-    pub fn resolve(conninfo: Option<&str>, what: &str, flags: &Flags) -> Result<ConnInfo> {
+    pub(crate) fn resolve(conninfo: Option<&str>, what: &str, flags: &Flags) -> Result<ConnInfo> {
         let mut given = match conninfo {
             Some(s) => parse(s).with_context(|| format!("{what} cannot be parsed"))?,
             None => BTreeMap::new(),
@@ -219,15 +220,15 @@ impl ConnInfo {
         })
     }
 
-    pub fn get(&self, keyword: &str) -> Option<&str> {
+    pub(crate) fn get(&self, keyword: &str) -> Option<&str> {
         self.params.get(keyword).map(String::as_str)
     }
 
-    pub fn user(&self) -> &str {
+    pub(crate) fn user(&self) -> &str {
         self.get("user").unwrap_or("")
     }
 
-    pub fn sslmode(&self) -> &str {
+    pub(crate) fn sslmode(&self) -> &str {
         self.get("sslmode").unwrap_or("prefer")
     }
 
@@ -237,7 +238,7 @@ impl ConnInfo {
     }
 
     /// `host:port` (every host, as given), for messages.
-    pub fn endpoint(&self) -> String {
+    pub(crate) fn endpoint(&self) -> String {
         format!("{}:{}", self.hosts(), self.get("port").unwrap_or("5432"))
     }
 
@@ -254,12 +255,8 @@ impl ConnInfo {
             .unwrap_or(5432)
     }
 
-    pub fn has_password(&self) -> bool {
-        self.password.is_some()
-    }
-
     /// The same server, another database.
-    pub fn with_dbname(&self, db: &str) -> ConnInfo {
+    pub(crate) fn with_dbname(&self, db: &str) -> ConnInfo {
         let mut c = self.clone();
         c.params.insert("dbname".into(), db.to_string());
         c
@@ -330,7 +327,7 @@ impl ConnInfo {
 
     /// The environment of a child program (pgbench, psql) on `dbname`: this process's, minus
     /// every variable libpq reads, plus the resolved settings as `PG*` variables.
-    pub fn child_env(&self, dbname: &str) -> Vec<(String, String)> {
+    pub(crate) fn child_env(&self, dbname: &str) -> Vec<(String, String)> {
         let libpq: Vec<&str> = KEYWORDS
             .iter()
             .filter_map(|(_, v)| *v)
@@ -355,7 +352,7 @@ impl ConnInfo {
 
 /// Parses a connection string as libpq does: a `postgres://`/`postgresql://` URL or
 /// `keyword = value` pairs (values quoted with `'…'`, `\` escaping). Errors never quote a value.
-pub fn parse(s: &str) -> Result<BTreeMap<String, String>> {
+pub(crate) fn parse(s: &str) -> Result<BTreeMap<String, String>> {
     let t = s.trim_start();
     let pairs = if t.starts_with("postgresql://") || t.starts_with("postgres://") {
         parse_uri(t)?

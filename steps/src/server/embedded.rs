@@ -23,21 +23,21 @@ use crate::ctx::{is_root, Ctx};
 use crate::env;
 
 /// The file that marks a cluster directory as hotlab's: only under it does hotlab delete.
-pub const CLUSTER_MARKER: &str = ".hotlab-cluster";
+pub(crate) const CLUSTER_MARKER: &str = ".hotlab-cluster";
 /// The superuser has its password (initdb `--pwfile`, or a SCRAM verifier for an older cluster).
 const PASSWORD_SET: &str = "password.set";
 /// pg_stat_statements holds no statement with a password (cleared once for older clusters).
 const STATEMENTS_CLEAN: &str = "statements.clean";
 /// The database superuser hotlab creates.
-pub const SUPERUSER: &str = "hotlab";
+pub(crate) const SUPERUSER: &str = "hotlab";
 /// The OS user that runs the server when hotlab itself runs as root.
 const DEFAULT_SERVER_USER: &str = "hotlab";
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct State {
-    pub port: u16,
-    pub server_user: String,
-    pub bin_dir: PathBuf,
+pub(crate) struct State {
+    pub(crate) port: u16,
+    pub(crate) server_user: String,
+    pub(crate) bin_dir: PathBuf,
 }
 
 /// The OS user the server runs as: None means "this process's user".
@@ -50,20 +50,20 @@ struct RunAs {
 
 #[derive(Debug, Clone)]
 pub struct Embedded {
-    pub bin_dir: PathBuf,
-    pub cluster_dir: PathBuf,
+    pub(crate) bin_dir: PathBuf,
+    pub(crate) cluster_dir: PathBuf,
     run_as: Option<RunAs>,
 }
 
 impl Embedded {
     /// Provisions the binaries and initialises the cluster when needed.
-    pub fn open(ctx: &Ctx) -> Result<Embedded> {
+    pub(crate) fn open(ctx: &Ctx) -> Result<Embedded> {
         Embedded::open_at(ctx.cluster_dir.clone(), binaries(&ctx.home)?)
     }
 
     /// A cluster of hotlab's in `cluster_dir` run by the binaries in `bin_dir` (the staging
     /// server's), initialised when needed.
-    pub fn open_at(cluster_dir: PathBuf, bin_dir: PathBuf) -> Result<Embedded> {
+    pub(crate) fn open_at(cluster_dir: PathBuf, bin_dir: PathBuf) -> Result<Embedded> {
         let e = Embedded {
             bin_dir,
             cluster_dir,
@@ -76,7 +76,7 @@ impl Embedded {
     }
 
     /// The cluster as it is, without provisioning anything (for `server status`/`stop`).
-    pub fn open_existing(ctx: &Ctx) -> Result<Embedded> {
+    pub(crate) fn open_existing(ctx: &Ctx) -> Result<Embedded> {
         let bin_dir = match env::var(env::PG_BIN) {
             Some(b) => PathBuf::from(b),
             None => wheel_bin_dir(&ctx.home),
@@ -88,10 +88,10 @@ impl Embedded {
         })
     }
 
-    pub fn data_dir(&self) -> PathBuf {
+    pub(crate) fn data_dir(&self) -> PathBuf {
         self.cluster_dir.join("data")
     }
-    pub fn socket_dir(&self) -> PathBuf {
+    pub(crate) fn socket_dir(&self) -> PathBuf {
         self.cluster_dir.join("sock")
     }
     fn log_path(&self) -> PathBuf {
@@ -104,7 +104,7 @@ impl Embedded {
         self.cluster_dir.join("password")
     }
 
-    pub fn state(&self) -> Result<State> {
+    pub(crate) fn state(&self) -> Result<State> {
         let p = self.state_path();
         let text = fs::read_to_string(&p).with_context(|| {
             format!(
@@ -154,7 +154,7 @@ impl Embedded {
     }
 
     /// Writes `name` into the data directory, owned by the server user, with `mode`.
-    pub fn write_data_file(&self, name: &str, bytes: &[u8], mode: u32) -> Result<()> {
+    pub(crate) fn write_data_file(&self, name: &str, bytes: &[u8], mode: u32) -> Result<()> {
         let p = self.data_dir().join(name);
         fs::write(&p, bytes).with_context(|| format!("writing {}", p.display()))?;
         if let Some(r) = &self.run_as {
@@ -167,7 +167,7 @@ impl Embedded {
 
     /// The superuser's connection over the private socket (local trust; the socket directory
     /// is 0700, the server user's).
-    pub fn socket_config(&self) -> Result<postgres::Config> {
+    pub(crate) fn socket_config(&self) -> Result<postgres::Config> {
         let st = self.state()?;
         let mut c = postgres::Config::new();
         c.host_path(self.socket_dir())
@@ -284,13 +284,13 @@ impl Embedded {
     }
 
     /// PID of the running postmaster, if any.
-    pub fn pid(&self) -> Option<u32> {
+    pub(crate) fn pid(&self) -> Option<u32> {
         let text = fs::read_to_string(self.data_dir().join("postmaster.pid")).ok()?;
         let pid: u32 = text.lines().next()?.trim().parse().ok()?;
         Path::new(&format!("/proc/{pid}")).exists().then_some(pid)
     }
 
-    pub fn ensure_started(&self) -> Result<()> {
+    pub(crate) fn ensure_started(&self) -> Result<()> {
         let _lock = self.lock()?;
         if self.pid().is_some() {
             return Ok(());
@@ -298,7 +298,7 @@ impl Embedded {
         self.start_locked()
     }
 
-    pub fn start(&self) -> Result<()> {
+    pub(crate) fn start(&self) -> Result<()> {
         let _lock = self.lock()?;
         self.start_locked()
     }
@@ -372,7 +372,7 @@ impl Embedded {
         Ok(())
     }
 
-    pub fn stop(&self) -> Result<()> {
+    pub(crate) fn stop(&self) -> Result<()> {
         if self.pid().is_none() {
             eprintln!("hotlab: the embedded server is not running");
             return Ok(());
@@ -395,7 +395,7 @@ impl Embedded {
         check_output("pg_ctl stop", &out)
     }
 
-    pub fn conn_info(&self) -> Result<ConnInfo> {
+    pub(crate) fn conn_info(&self) -> Result<ConnInfo> {
         let st = self.state()?;
         let pw = fs::read_to_string(self.password_path()).with_context(|| {
             format!(
@@ -505,7 +505,7 @@ fn lookup_user(name: &str) -> Option<(u32, u32)> {
     }
 }
 
-pub fn random_password() -> Result<String> {
+pub(crate) fn random_password() -> Result<String> {
     let mut buf = [0u8; 24];
     fs::File::open("/dev/urandom")
         .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut buf))
@@ -518,7 +518,7 @@ pub fn random_password() -> Result<String> {
 /// cluster an older hotlab made (server.json beside an initialised data/: marked now). Anything
 /// else is someone's directory and is refused, untouched. (The server's workload lease lives in
 /// the cluster directory too, so it claims the directory the same way first.)
-pub fn claim_dir(d: &Path) -> Result<()> {
+pub(crate) fn claim_dir(d: &Path) -> Result<()> {
     let marker = d.join(CLUSTER_MARKER);
     if marker.exists() {
         return Ok(());
@@ -545,7 +545,7 @@ pub fn claim_dir(d: &Path) -> Result<()> {
     Ok(())
 }
 
-pub fn write_private(p: &Path, text: &str) -> Result<()> {
+pub(crate) fn write_private(p: &Path, text: &str) -> Result<()> {
     use std::os::unix::fs::OpenOptionsExt;
     let mut f = fs::OpenOptions::new()
         .create(true)

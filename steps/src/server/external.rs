@@ -13,12 +13,12 @@ use crate::env;
 
 /// The server the environment names, resolved as libpq resolves it (`conn.rs`): DATABASE_URL
 /// when set, else the service file and `PG*`, else libpq's defaults.
-pub fn conn_info() -> Result<ConnInfo> {
+pub(crate) fn conn_info() -> Result<ConnInfo> {
     let url = env::var(env::DATABASE_URL);
     ConnInfo::resolve(url.as_deref(), "DATABASE_URL", &Flags::default())
 }
 
-pub fn open(ctx: &crate::ctx::Ctx) -> Result<Server> {
+pub(crate) fn open(ctx: &crate::ctx::Ctx) -> Result<Server> {
     let conn = conn_info()?;
     // Client programs (pgbench, psql): the user's own if HOTLAB_PG_BIN says so, else the pinned
     // PostgreSQL 18 built with TLS (the embedded wheel's libpq has none).
@@ -35,7 +35,7 @@ pub fn open(ctx: &crate::ctx::Ctx) -> Result<Server> {
 }
 
 /// Runs HOTLAB_RESTART_CMD, or reports the restart as skipped.
-pub fn restart() -> Result<String> {
+pub(crate) fn restart() -> Result<String> {
     match env::var(env::RESTART_CMD) {
         Some(cmd) => {
             // The user's command line, run by sh as they wrote it.

@@ -26,38 +26,27 @@ use crate::ctx::{BackendKind, Ctx};
 use crate::io::{read_json, write_json_atomic};
 use crate::rundir::RunDir;
 
-/// The steps of an arm's cycle: each takes the server's lease.
-pub const CYCLE_STEPS: &[&str] = &[
-    "reset-cold",
-    "build",
-    "apply-fillfactor",
-    "snapshot",
-    "run",
-    "vacuum-timing",
-    "check",
-];
-
 /// A step of an arm in progress.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Running {
-    pub step: String,
-    pub pid: u32,
+pub(crate) struct Running {
+    pub(crate) step: String,
+    pub(crate) pid: u32,
 }
 
 /// The lease as stored.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct Record {
+pub(crate) struct Record {
     /// The arm directory (or the `--together` sweep directory) holding the server.
-    pub holder: Option<String>,
+    pub(crate) holder: Option<String>,
     /// Its arms that have not finished their cycle yet.
-    pub members: Vec<String>,
-    pub generation: u64,
+    pub(crate) members: Vec<String>,
+    pub(crate) generation: u64,
     /// Steps in progress, per arm directory.
-    pub running: BTreeMap<String, Running>,
+    pub(crate) running: BTreeMap<String, Running>,
     /// When a step of the holder last started or ended (seconds since the epoch).
-    pub updated_unix: u64,
+    pub(crate) updated_unix: u64,
     /// The holder's last step and the arm it was run for, for the refusal line.
-    pub last: String,
+    pub(crate) last: String,
 }
 
 fn now_unix() -> u64 {
@@ -74,14 +63,14 @@ fn alive(pid: u32) -> bool {
 impl Record {
     /// A step of the holder runs (its process is alive), or its last step ended under
     /// `idle_s` seconds ago.
-    pub fn live(&self, idle_s: u64) -> bool {
+    pub(crate) fn live(&self, idle_s: u64) -> bool {
         self.holder.is_some()
             && (self.running.values().any(|r| alive(r.pid))
                 || now_unix().saturating_sub(self.updated_unix) < idle_s)
     }
 
     /// One line: who holds the server and what it is doing.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let Some(h) = &self.holder else {
             return "free".into();
         };
@@ -226,12 +215,12 @@ fn holder_of(rd: &RunDir) -> (String, Vec<String>) {
 }
 
 /// The server's lease, taken for one step of one arm.
-pub struct Lease {
+pub(crate) struct Lease {
     store: Store,
     holder: String,
     arm: String,
     step: String,
-    pub generation: u64,
+    pub(crate) generation: u64,
     /// The generation of the arm's last reset-cold (this one's, for a reset-cold).
     cold_generation: Option<u64>,
 }
@@ -243,7 +232,7 @@ enum Taken {
 
 /// Takes the server for `step` of the arm `rd`, or refuses in one line naming who holds it
 /// (`ctx.wait`: waits instead, with a progress line every 10 s). Changes nothing in the arm.
-pub fn take(ctx: &Ctx, rd: &RunDir, step: &str) -> Result<Lease> {
+pub(crate) fn take(ctx: &Ctx, rd: &RunDir, step: &str) -> Result<Lease> {
     let store = Store::of(ctx)?;
     let (holder, members) = holder_of(rd);
     let arm = members
@@ -349,7 +338,7 @@ impl Waiting {
 impl Lease {
     /// Gives the step's share back: the lease stays with the arm until its vacuum-timing ends,
     /// and is released at once when the step failed or was interrupted.
-    pub fn end(self, ok: bool) -> Result<()> {
+    pub(crate) fn end(self, ok: bool) -> Result<()> {
         let done = self.step == "vacuum-timing";
         self.store.update(|r| {
             if r.holder.as_deref() != Some(&self.holder) {
@@ -373,7 +362,7 @@ impl Lease {
     }
 
     /// What meta.json records of the lease.
-    pub fn json(&self) -> serde_json::Value {
+    pub(crate) fn json(&self) -> serde_json::Value {
         json!({"generation": self.generation, "cold_generation": self.cold_generation,
                "holder": self.holder})
     }
@@ -381,7 +370,12 @@ impl Lease {
 
 /// A step of an arm's cycle with no pre-work, stopped at once by a signal (every step but
 /// `run`): `cycle_step` without its options.
-pub fn step(ctx: &Ctx, rd: &RunDir, step: &str, body: impl FnOnce() -> Result<()>) -> Result<()> {
+pub(crate) fn step(
+    ctx: &Ctx,
+    rd: &RunDir,
+    step: &str,
+    body: impl FnOnce() -> Result<()>,
+) -> Result<()> {
     cycle_step(ctx, rd, step, false, || Ok(()), body)
 }
 
@@ -389,7 +383,7 @@ pub fn step(ctx: &Ctx, rd: &RunDir, step: &str, body: impl FnOnce() -> Result<()
 /// then `before` (work that must happen under both, before anything is recorded: `run` moves a
 /// failed attempt aside there), then the body between `step_started` and `step_finished`. A
 /// command refused at the lock or the lease leaves the arm as it was.
-pub fn cycle_step(
+pub(crate) fn cycle_step(
     ctx: &Ctx,
     rd: &RunDir,
     step: &str,
@@ -432,7 +426,7 @@ pub fn cycle_step(
 
 /// Refuses (or waits, `--wait`) while an arm holds the server: for a step that disturbs the
 /// server without belonging to an arm (`reset-cold` without `--run`).
-pub fn ensure_free(ctx: &Ctx) -> Result<()> {
+pub(crate) fn ensure_free(ctx: &Ctx) -> Result<()> {
     let store = Store::of(ctx)?;
     let mut waiting = Waiting::new(ctx);
     loop {
@@ -446,7 +440,7 @@ pub fn ensure_free(ctx: &Ctx) -> Result<()> {
 
 /// The lease as it stands (for `server status`, which creates nothing: no cluster directory
 /// yet, no lease).
-pub fn current(ctx: &Ctx) -> Result<Record> {
+pub(crate) fn current(ctx: &Ctx) -> Result<Record> {
     if ctx.backend == BackendKind::Embedded && !ctx.cluster_dir.join("workload.lease").exists() {
         return Ok(Record::default());
     }
@@ -454,7 +448,7 @@ pub fn current(ctx: &Ctx) -> Result<Record> {
 }
 
 /// `server release`: frees a lease whose holder has no step running. Refused while one runs.
-pub fn release(ctx: &Ctx) -> Result<String> {
+pub(crate) fn release(ctx: &Ctx) -> Result<String> {
     Store::of(ctx)?.update(|r| {
         if r.running.values().any(|x| alive(x.pid)) {
             bail!(

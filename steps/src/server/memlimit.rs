@@ -11,11 +11,10 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 /// An applied limit; released on drop.
-pub struct Confinement {
+pub(crate) struct Confinement {
     dir: PathBuf,
     home_procs: PathBuf,
-    pub version: u8,
-    pub bytes: u64,
+    pub(crate) version: u8,
 }
 
 /// The memory controller's mount and the version, if this kernel has one.
@@ -90,7 +89,7 @@ fn remove_stale(home: &Path) {
 
 /// Moves the server whose postmaster is `postmaster` into a new cgroup limited to `bytes`.
 /// `Err` says why it was not applied; nothing was changed then.
-pub fn confine(postmaster: i32, bytes: u64) -> Result<Confinement, String> {
+pub(crate) fn confine(postmaster: i32, bytes: u64) -> Result<Confinement, String> {
     if !crate::ctx::is_root() {
         return Err("hotlab does not run as root, and a memory cgroup needs root".into());
     }
@@ -147,7 +146,6 @@ pub fn confine(postmaster: i32, bytes: u64) -> Result<Confinement, String> {
         dir: dir.clone(),
         home_procs: home.join("cgroup.procs"),
         version,
-        bytes,
     };
     let limit = match version {
         1 => "memory.limit_in_bytes",
@@ -161,7 +159,7 @@ pub fn confine(postmaster: i32, bytes: u64) -> Result<Confinement, String> {
 
 impl Confinement {
     /// The cgroup's own view: bytes charged now and at most (page cache included).
-    pub fn usage(&self) -> (Option<u64>, Option<u64>) {
+    pub(crate) fn usage(&self) -> (Option<u64>, Option<u64>) {
         let read = |f: &str| {
             fs::read_to_string(self.dir.join(f))
                 .ok()
@@ -176,7 +174,7 @@ impl Confinement {
         }
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.dir
     }
 }

@@ -3,35 +3,35 @@
 //! `external` uses DATABASE_URL or the PG* variables. Writes server state under the cluster
 //! directory (embedded) and nothing else.
 
-pub mod compose;
-pub mod conn;
-pub mod embedded;
-pub mod external;
-pub mod lease;
-pub mod memlimit;
-pub mod procfs;
-pub mod provision;
-pub mod settings;
+pub(crate) mod compose;
+pub(crate) mod conn;
+pub(crate) mod embedded;
+pub(crate) mod external;
+pub(crate) mod lease;
+pub(crate) mod memlimit;
+pub(crate) mod procfs;
+pub(crate) mod provision;
+pub(crate) mod settings;
 pub mod staging;
-pub mod tls;
+pub(crate) mod tls;
 
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 
-pub use crate::ctx::BackendKind;
+pub(crate) use crate::ctx::BackendKind;
 use crate::ctx::Ctx;
 use crate::env;
 
 /// The comment hotlab puts on every database it creates; only such databases are ever dropped.
-pub const OWNED_COMMENT: &str = "hotlab";
+pub(crate) const OWNED_COMMENT: &str = "hotlab";
 /// An arm run's database carries `hotlab run=<arm directory>`, so `server gc` can tell whether
 /// its run directory still exists.
-pub const RUN_COMMENT_PREFIX: &str = "hotlab run=";
+pub(crate) const RUN_COMMENT_PREFIX: &str = "hotlab run=";
 
 /// The empty database with hotlab's extensions that a superuser makes for a role that is not one
 /// (data/sql/grants.sql).
-pub const BASE_DATABASE: &str = "hotlab_base";
+pub(crate) const BASE_DATABASE: &str = "hotlab_base";
 
 /// What `database_state` finds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,14 +43,14 @@ pub enum DbState {
     Foreign,
 }
 
-pub use conn::ConnInfo;
+pub(crate) use conn::ConnInfo;
 
 /// A reachable server, whatever the backend.
 pub struct Server {
-    pub kind: BackendKind,
+    pub(crate) kind: BackendKind,
     pub conn: ConnInfo,
     /// Where client binaries (pgbench, psql) come from.
-    pub bin_dir: PathBuf,
+    pub(crate) bin_dir: PathBuf,
     /// The embedded cluster, when there is one.
     pub embedded: Option<embedded::Embedded>,
 }
@@ -114,12 +114,12 @@ impl Server {
         })
     }
 
-    pub fn bin(&self, name: &str) -> PathBuf {
+    pub(crate) fn bin(&self, name: &str) -> PathBuf {
         self.bin_dir.join(name)
     }
 
     /// Restarts the server. Returns what was done, for reset.jsonl.
-    pub fn restart(&self) -> Result<String> {
+    pub(crate) fn restart(&self) -> Result<String> {
         match (&self.embedded, self.kind) {
             (Some(e), _) => {
                 e.stop()?;
@@ -165,7 +165,7 @@ impl Server {
     }
 
     /// Whether hotlab's role is a superuser.
-    pub fn is_superuser(&self) -> Result<bool> {
+    pub(crate) fn is_superuser(&self) -> Result<bool> {
         let mut c = self.connect(&self.conn.admin_db)?;
         Ok(c.query_one(
             "SELECT rolsuper FROM pg_roles WHERE rolname = current_user",
@@ -206,7 +206,7 @@ impl Server {
 
     /// hotlab's own small database for cluster-wide probes (pg_buffercache), created and marked
     /// on first use; refused if someone else's database has its name.
-    pub fn own_probe_database(&self) -> Result<String> {
+    pub(crate) fn own_probe_database(&self) -> Result<String> {
         let name = "hotlab_probe";
         match self.database_state(name)? {
             DbState::Ours => {}
@@ -219,7 +219,7 @@ impl Server {
     }
 
     /// Records which arm directory a database of ours belongs to (its comment).
-    pub fn mark_run_database(&self, name: &str, run_dir: &std::path::Path) -> Result<()> {
+    pub(crate) fn mark_run_database(&self, name: &str, run_dir: &std::path::Path) -> Result<()> {
         let abs = std::fs::canonicalize(run_dir).unwrap_or_else(|_| run_dir.to_path_buf());
         let comment = format!("{RUN_COMMENT_PREFIX}{}", abs.display());
         self.connect(&self.conn.admin_db)?.batch_execute(&format!(
@@ -231,7 +231,7 @@ impl Server {
     }
 
     /// hotlab's arm-run databases: (name, the arm directory its comment names).
-    pub fn run_databases(&self) -> Result<Vec<(String, std::path::PathBuf)>> {
+    pub(crate) fn run_databases(&self) -> Result<Vec<(String, std::path::PathBuf)>> {
         let mut c = self.connect(&self.conn.admin_db)?;
         let rows = c.query(
             "SELECT datname, shobj_description(oid, 'pg_database') FROM pg_database \
@@ -251,7 +251,7 @@ impl Server {
     }
 
     /// `version()`, the short server version number, and the non-default settings.
-    pub fn describe(&self) -> Result<serde_json::Value> {
+    pub(crate) fn describe(&self) -> Result<serde_json::Value> {
         let mut c = self.connect(&self.conn.admin_db)?;
         let version: String = c.query_one("SELECT version()", &[])?.get(0);
         let num: String = c.query_one("SHOW server_version_num", &[])?.get(0);
@@ -276,7 +276,7 @@ impl Server {
 
     /// Applies study settings with ALTER SYSTEM; restarts when one needs it. Returns the
     /// settings that changed.
-    pub fn apply_settings(
+    pub(crate) fn apply_settings(
         &self,
         settings: &std::collections::BTreeMap<String, String>,
     ) -> Result<Vec<String>> {
@@ -333,7 +333,7 @@ impl Server {
 }
 
 /// A database error as one line: the server's message (and detail), or the client's error.
-pub fn db_error_line(e: &postgres::Error) -> String {
+pub(crate) fn db_error_line(e: &postgres::Error) -> String {
     match e.as_db_error() {
         Some(d) => match d.detail() {
             Some(detail) => format!("{} ({detail})", d.message()),
@@ -344,7 +344,7 @@ pub fn db_error_line(e: &postgres::Error) -> String {
 }
 
 /// Quotes an SQL identifier.
-pub fn ident(name: &str) -> String {
+pub(crate) fn ident(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
 
@@ -353,11 +353,11 @@ pub fn ident(name: &str) -> String {
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(subcommand)]
-    pub action: Action,
+    pub(crate) action: Action,
 }
 
 #[derive(clap::Subcommand, Debug)]
-pub enum Action {
+pub(crate) enum Action {
     /// Provision (first time) and start the server
     Start,
     /// Stop the embedded server

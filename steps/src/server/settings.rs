@@ -15,10 +15,10 @@ use crate::study::scale::{parse_kb, parse_s};
 
 /// One setting where the server is not at the study's value.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Diff {
-    pub name: String,
-    pub study: String,
-    pub server: String,
+pub(crate) struct Diff {
+    pub(crate) name: String,
+    pub(crate) study: String,
+    pub(crate) server: String,
 }
 
 /// A setting's value in comparable terms: kB for memory, seconds for time, the text otherwise
@@ -61,12 +61,12 @@ fn normal(value: &str, unit: Option<&str>) -> String {
 impl Server {
     /// Whether hotlab owns this server (the embedded one): only there does it change settings
     /// without being asked.
-    pub fn owned(&self) -> bool {
+    pub(crate) fn owned(&self) -> bool {
         self.kind == BackendKind::Embedded
     }
 
     /// The settings of `wanted` that the server is not at.
-    pub fn settings_diff(&self, wanted: &BTreeMap<String, String>) -> Result<Vec<Diff>> {
+    pub(crate) fn settings_diff(&self, wanted: &BTreeMap<String, String>) -> Result<Vec<Diff>> {
         let mut c = self.connect(&self.conn.admin_db)?;
         let mut out = vec![];
         for (k, v) in wanted {
@@ -91,7 +91,10 @@ impl Server {
     }
 
     /// What `postgresql.auto.conf` holds for each of `names` (None: nothing, so RESET restores).
-    pub fn auto_conf_values(&self, names: &[String]) -> Result<BTreeMap<String, Option<String>>> {
+    pub(crate) fn auto_conf_values(
+        &self,
+        names: &[String],
+    ) -> Result<BTreeMap<String, Option<String>>> {
         let mut c = self.connect(&self.conn.admin_db)?;
         let rows = c
             .query(
@@ -119,7 +122,7 @@ impl Server {
 
     /// Puts `postgresql.auto.conf` back as `previous` says, reloads, and restarts when a value
     /// needs it and the server can be restarted. Returns what it did, one line per setting.
-    pub fn restore_settings(
+    pub(crate) fn restore_settings(
         &self,
         previous: &BTreeMap<String, Option<String>>,
     ) -> Result<Vec<String>> {
@@ -149,12 +152,12 @@ impl Server {
 
     /// Whether hotlab can restart this server: its own, or an external one with
     /// HOTLAB_RESTART_CMD.
-    pub fn can_restart(&self) -> bool {
+    pub(crate) fn can_restart(&self) -> bool {
         self.kind != BackendKind::External || env::var(env::RESTART_CMD).is_some()
     }
 
     /// Refuses, before writing anything, settings that need a restart this server cannot get.
-    pub fn check_restartable(&self, wanted: &BTreeMap<String, String>) -> Result<()> {
+    pub(crate) fn check_restartable(&self, wanted: &BTreeMap<String, String>) -> Result<()> {
         if self.can_restart() {
             return Ok(());
         }

@@ -22,22 +22,22 @@ use crate::ctx::Ctx;
 use crate::env;
 
 /// The role a sweep runs as: CREATEDB, pg_monitor, pg_checkpoint; not a superuser.
-pub const RUNNER: &str = "hotlab_runner";
+pub(crate) const RUNNER: &str = "hotlab_runner";
 /// A role that logs in with a client certificate only.
-pub const CERT_USER: &str = "hotlab_cert";
-pub const SERVICE: &str = "hotlab-staging";
+pub(crate) const CERT_USER: &str = "hotlab_cert";
+pub(crate) const SERVICE: &str = "hotlab-staging";
 const CONFIGURED: &str = "staging.configured";
 /// What a superuser runs once for a role that is not one (docs/staging-server.md).
-pub const GRANTS_SQL: &str = include_str!("../../../data/sql/grants.sql");
+pub(crate) const GRANTS_SQL: &str = include_str!("../../../data/sql/grants.sql");
 
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     #[command(subcommand)]
-    pub action: Action,
+    pub(crate) action: Action,
 }
 
 #[derive(clap::Subcommand, Debug)]
-pub enum Action {
+pub(crate) enum Action {
     /// Create (first time) and start the TLS-only staging server
     Start,
     /// Stop it
@@ -46,13 +46,13 @@ pub enum Action {
     Env,
 }
 
-pub fn dir(ctx: &Ctx) -> PathBuf {
+pub(crate) fn dir(ctx: &Ctx) -> PathBuf {
     env::var(env::STAGING_DIR)
         .map(PathBuf::from)
         .unwrap_or_else(|| ctx.home.join("staging"))
 }
 
-pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
+pub(crate) fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     match args.action {
         Action::Start => {
             let e = start(ctx)?;
@@ -86,7 +86,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
 }
 
 /// The variables of `server staging env`.
-pub fn env_vars(ctx: &Ctx) -> Result<Vec<(String, String)>> {
+pub(crate) fn env_vars(ctx: &Ctx) -> Result<Vec<(String, String)>> {
     let d = dir(ctx);
     Ok(vec![
         (crate::env::BACKEND.into(), "external".into()),
@@ -104,7 +104,7 @@ pub fn env_vars(ctx: &Ctx) -> Result<Vec<(String, String)>> {
 }
 
 /// Creates the staging server once, and starts it.
-pub fn start(ctx: &Ctx) -> Result<Embedded> {
+pub(crate) fn start(ctx: &Ctx) -> Result<Embedded> {
     let d = dir(ctx);
     claim_dir(&d)?;
     let e = Embedded::open_at(d.clone(), tls_binaries(&ctx.home)?)?;
@@ -161,7 +161,7 @@ fn openssl(args: &[&str], cwd: &Path) -> Result<()> {
 
 /// A CA, a server certificate for `localhost` and a client certificate for `hotlab_cert`, all
 /// ECDSA P-256, valid 30 days, in `tls`.
-pub fn certificates(tls: &Path) -> Result<()> {
+pub(crate) fn certificates(tls: &Path) -> Result<()> {
     fs::create_dir_all(tls)?;
     make_ca(tls, "ca", "hotlab staging CA")?;
     for (name, cn, ext) in [

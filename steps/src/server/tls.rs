@@ -30,7 +30,7 @@ use rustls::{CertificateError, DigitallySignedStruct, Error as TlsError, Signatu
 use super::conn::ConnInfo;
 
 /// Connects as `cfg` says, with the TLS `conn`'s sslmode asks for.
-pub fn connect(conn: &ConnInfo, mut cfg: postgres::Config) -> Result<postgres::Client> {
+pub(crate) fn connect(conn: &ConnInfo, mut cfg: postgres::Config) -> Result<postgres::Client> {
     use postgres::config::SslMode;
     let mode = conn.sslmode();
     let socket_only = cfg
@@ -104,7 +104,7 @@ fn dot_postgresql(file: &str) -> Option<PathBuf> {
 }
 
 /// The rustls configuration sslmode, sslrootcert, sslcert and sslkey describe.
-pub fn client_config(conn: &ConnInfo) -> Result<rustls::ClientConfig> {
+pub(crate) fn client_config(conn: &ConnInfo) -> Result<rustls::ClientConfig> {
     let mode = conn.sslmode();
     let p = provider();
     let root_setting = conn.get("sslrootcert");

@@ -5,7 +5,7 @@
 use anyhow::{bail, Result};
 
 /// The longest duration hotlab accepts: 7 days.
-pub const MAX_SECONDS: f64 = 7.0 * 86_400.0;
+pub(crate) const MAX_SECONDS: f64 = 7.0 * 86_400.0;
 
 /// A value as a user would write it back: `1e308`, not three hundred digits.
 fn shown(v: f64) -> String {
@@ -17,7 +17,7 @@ fn shown(v: f64) -> String {
 }
 
 /// A duration in seconds: finite, at least `min`, at most 7 days.
-pub fn seconds(name: &str, v: f64, min: f64) -> Result<f64> {
+pub(crate) fn seconds(name: &str, v: f64, min: f64) -> Result<f64> {
     if !v.is_finite() || v < min || v > MAX_SECONDS {
         bail!(
             "{name} {} is out of range: seconds from {min} to {MAX_SECONDS} (7 days)",
@@ -28,7 +28,7 @@ pub fn seconds(name: &str, v: f64, min: f64) -> Result<f64> {
 }
 
 /// A percentage: finite, 0 to 100.
-pub fn percent(name: &str, v: f64) -> Result<f64> {
+pub(crate) fn percent(name: &str, v: f64) -> Result<f64> {
     if !v.is_finite() || !(0.0..=100.0).contains(&v) {
         bail!(
             "{name} {} is out of range: a percentage from 0 to 100",
@@ -39,25 +39,25 @@ pub fn percent(name: &str, v: f64) -> Result<f64> {
 }
 
 /// clap's parser of a percentage flag (`--threshold`).
-pub fn parse_percent(s: &str) -> std::result::Result<f64, String> {
+pub(crate) fn parse_percent(s: &str) -> std::result::Result<f64, String> {
     let v: f64 = s.parse().map_err(|_| format!("{s:?} is not a number"))?;
     percent("the value", v).map_err(|e| e.to_string())
 }
 
 /// clap's parser of a flag in seconds that may be 0 (`--rampup`).
-pub fn parse_seconds(s: &str) -> std::result::Result<f64, String> {
+pub(crate) fn parse_seconds(s: &str) -> std::result::Result<f64, String> {
     let v: f64 = s.parse().map_err(|_| format!("{s:?} is not a number"))?;
     seconds("the value", v, 0.0).map_err(|e| e.to_string())
 }
 
 /// clap's parser of a measured duration (`--duration`): at least a second.
-pub fn parse_duration(s: &str) -> std::result::Result<f64, String> {
+pub(crate) fn parse_duration(s: &str) -> std::result::Result<f64, String> {
     let v: f64 = s.parse().map_err(|_| format!("{s:?} is not a number"))?;
     seconds("the value", v, 1.0).map_err(|e| e.to_string())
 }
 
 /// Any other number: finite, from `lo` to `hi`.
-pub fn count(name: &str, v: f64, lo: f64, hi: f64) -> Result<f64> {
+pub(crate) fn count(name: &str, v: f64, lo: f64, hi: f64) -> Result<f64> {
     if !v.is_finite() || v < lo || v > hi {
         bail!("{name} {} is out of range: from {lo} to {hi}", shown(v));
     }
@@ -65,7 +65,7 @@ pub fn count(name: &str, v: f64, lo: f64, hi: f64) -> Result<f64> {
 }
 
 /// `snapshot_every_s` of a size: at least 0.1 s.
-pub fn snapshot_every(e: Option<f64>) -> Result<()> {
+pub(crate) fn snapshot_every(e: Option<f64>) -> Result<()> {
     if let Some(e) = e {
         seconds("snapshot_every_s", e, 0.1)?;
     }

@@ -5,11 +5,9 @@
 use std::collections::BTreeMap;
 
 /// A workload's size type, as the study model uses it whatever the workload.
-pub trait SizeKind {
+pub(crate) trait SizeKind {
     /// Server settings for this size, on top of the study's.
     fn server(&self) -> &BTreeMap<String, String>;
-    /// The RAM of the machine this size stands for (`run` confines the server to it).
-    fn ram(&self) -> Option<&str>;
     /// The ranges the type cannot say (a scale model is checked once resolved).
     fn check(&self) -> anyhow::Result<()>;
     /// The article size this one is a scale model of, if it is one.
@@ -32,7 +30,7 @@ macro_rules! workloads {
 
         impl Workload {
             /// The name the study file gives it (`workload: <name>`).
-            pub fn name(self) -> &'static str {
+            pub(crate) fn name(self) -> &'static str {
                 match self {
                     $(Workload::$V => $name,)*
                 }
@@ -46,31 +44,20 @@ macro_rules! workloads {
         }
 
         impl Size {
-            pub fn workload(&self) -> Workload {
-                match self {
-                    $(Size::$V(_) => Workload::$V,)*
-                }
-            }
-
             /// The size as the study model sees every workload's.
-            pub fn kind(&self) -> &dyn $crate::study::kind::SizeKind {
+            pub(crate) fn kind(&self) -> &dyn $crate::study::kind::SizeKind {
                 match self {
                     $(Size::$V(s) => s,)*
                 }
             }
 
             /// Server settings for this size, on top of the study's.
-            pub fn server(&self) -> &std::collections::BTreeMap<String, String> {
+            pub(crate) fn server(&self) -> &std::collections::BTreeMap<String, String> {
                 self.kind().server()
             }
 
-            /// The RAM of the machine this size stands for.
-            pub fn ram(&self) -> Option<&str> {
-                self.kind().ram()
-            }
-
             /// Parses a size of `workload` (a study file's YAML, meta.json's `size_spec`).
-            pub fn parse<'de, D: serde::Deserializer<'de>>(
+            pub(crate) fn parse<'de, D: serde::Deserializer<'de>>(
                 workload: Workload,
                 d: D,
             ) -> Result<Size, D::Error> {

@@ -4,12 +4,12 @@
 //! typed, fully resolved plan every later step reads from the arm's meta.json. Reads the YAML;
 //! writes nothing. Sits under the run directory, the server and the workloads.
 
-pub mod bounds;
-pub mod kind;
-pub mod pgbench;
-pub mod plan;
-pub mod scale;
-pub mod size;
+pub(crate) mod bounds;
+pub(crate) mod kind;
+pub(crate) mod pgbench;
+pub(crate) mod plan;
+pub(crate) mod scale;
+pub(crate) mod size;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -18,8 +18,8 @@ use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::ctx::Ctx;
-pub use kind::SizeKind;
-pub use pgbench::{Partition, PgbenchFiles, PgbenchSpec};
+pub(crate) use kind::SizeKind;
+pub(crate) use pgbench::{Partition, PgbenchFiles, PgbenchSpec};
 pub use plan::{parse_adhoc_arm, resolve_size, sweep_values, ArmPlan, Plan, PlanArgs};
 pub(crate) use size::{each_size, each_workload};
 pub use size::{Size, Workload};
@@ -28,39 +28,40 @@ pub use size::{Size, Workload};
 #[serde(try_from = "RawStudy")]
 pub struct Study {
     pub name: String,
-    pub title: String,
-    /// The seed article this study reproduces.
-    pub article: Option<String>,
-    pub workload: Workload,
-    pub default_size: String,
+    pub(crate) title: String,
+    /// The seed article this study reproduces (the study file says it; no step reads it yet).
+    #[allow(dead_code)]
+    pub(crate) article: Option<String>,
+    pub(crate) workload: Workload,
+    pub(crate) default_size: String,
     /// Server settings (ALTER SYSTEM) for every size.
-    pub server: BTreeMap<String, String>,
+    pub(crate) server: BTreeMap<String, String>,
     /// The sizes, typed by the workload.
-    pub sizes: Sizes,
+    pub(crate) sizes: Sizes,
     /// Tables the workload updates: the ones a fillfactor can help.
-    pub tables: Vec<String>,
+    pub(crate) tables: Vec<String>,
     /// Tables rewritten with VACUUM FULL in every arm, the baseline too.
-    pub rewrite: Vec<String>,
+    pub(crate) rewrite: Vec<String>,
     /// Tables whose post-run VACUUM is timed.
-    pub vacuum_timing: Vec<String>,
-    pub arms: Vec<Arm>,
+    pub(crate) vacuum_timing: Vec<String>,
+    pub(crate) arms: Vec<Arm>,
     /// The arms `init` runs when none are named (default: every arm).
-    pub default_arms: Vec<String>,
+    pub(crate) default_arms: Vec<String>,
     /// `workload: pgbench`: the files (`pgbench:`), and their texts once `parse_study` read them.
-    pub pgbench: Option<PgbenchSpec>,
-    pub pgbench_files: Option<PgbenchFiles>,
+    pub(crate) pgbench: Option<PgbenchSpec>,
+    pub(crate) pgbench_files: Option<PgbenchFiles>,
 }
 
 /// A study's sizes by name, each of the study's workload's type.
 #[derive(Debug, Clone)]
-pub struct Sizes(pub BTreeMap<String, Size>);
+pub(crate) struct Sizes(pub(crate) BTreeMap<String, Size>);
 
 impl Sizes {
-    pub fn names(&self) -> Vec<String> {
+    pub(crate) fn names(&self) -> Vec<String> {
         self.0.keys().cloned().collect()
     }
 
-    pub fn get(&self, name: &str) -> Option<Size> {
+    pub(crate) fn get(&self, name: &str) -> Option<Size> {
         self.0.get(name).cloned()
     }
 }
@@ -138,26 +139,26 @@ pub struct Arm {
     pub name: String,
     /// Heap fillfactor per table; tables not named keep what the build gave them.
     #[serde(default)]
-    pub fillfactor: BTreeMap<String, u32>,
+    pub(crate) fillfactor: BTreeMap<String, u32>,
     /// Index fillfactor per index.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub index_fillfactor: BTreeMap<String, u32>,
+    pub(crate) index_fillfactor: BTreeMap<String, u32>,
     /// The table hash-partitioned (part of the arm's schema: its own template).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub partition: Option<Partition>,
+    pub(crate) partition: Option<Partition>,
     /// `workload: pgbench`: variables that override the size's (`:name` in the load and the
     /// scripts), so arms can differ in their data, not only in their storage parameters.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub vars: BTreeMap<String, serde_json::Value>,
+    pub(crate) vars: BTreeMap<String, serde_json::Value>,
     /// `workload: pgbench`: how the arm's tables get their fillfactor (docs/your-own-table.md).
     #[serde(default, skip_serializing_if = "BuildRoute::is_rewrite")]
-    pub build: BuildRoute,
+    pub(crate) build: BuildRoute,
 }
 
 /// How an arm's tables get their fillfactor.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum BuildRoute {
+pub(crate) enum BuildRoute {
     /// The database is copied from the cached template, `ALTER … SET (fillfactor)`, `VACUUM
     /// FULL` of the rewrite list, and a cold reset before the run: every arm starts cold.
     #[default]
@@ -169,11 +170,11 @@ pub enum BuildRoute {
 }
 
 impl BuildRoute {
-    pub fn is_rewrite(&self) -> bool {
+    pub(crate) fn is_rewrite(&self) -> bool {
         *self == BuildRoute::Rewrite
     }
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             BuildRoute::Rewrite => "rewrite",
             BuildRoute::CreateWith => "create-with",
@@ -182,7 +183,7 @@ impl BuildRoute {
 }
 
 /// Server settings: `base`, then `over` on top.
-pub fn merge_settings(
+pub(crate) fn merge_settings(
     base: &BTreeMap<String, String>,
     over: &BTreeMap<String, String>,
 ) -> BTreeMap<String, String> {
@@ -192,7 +193,7 @@ pub fn merge_settings(
 }
 
 /// Names of the studies in `data/studies/`.
-pub fn known_studies(ctx: &Ctx) -> Vec<String> {
+pub(crate) fn known_studies(ctx: &Ctx) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(ctx.studies_dir())
         .map(|rd| {
             rd.filter_map(|e| e.ok())
@@ -211,7 +212,7 @@ pub fn known_studies(ctx: &Ctx) -> Vec<String> {
     v
 }
 
-pub fn load_study(ctx: &Ctx, name: &str) -> Result<Study> {
+pub(crate) fn load_study(ctx: &Ctx, name: &str) -> Result<Study> {
     let path = ctx.studies_dir().join(format!("{name}.yaml"));
     if !path.exists() {
         bail!(
@@ -223,7 +224,7 @@ pub fn load_study(ctx: &Ctx, name: &str) -> Result<Study> {
     parse_study(&path)
 }
 
-pub fn parse_study(path: &Path) -> Result<Study> {
+pub(crate) fn parse_study(path: &Path) -> Result<Study> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let mut study: Study = serde_norway::from_str(&text).map_err(|e| {
@@ -244,7 +245,7 @@ pub fn parse_study(path: &Path) -> Result<Study> {
     Ok(study)
 }
 
-pub fn check_fillfactor(what: &str, ff: u32) -> Result<()> {
+pub(crate) fn check_fillfactor(what: &str, ff: u32) -> Result<()> {
     if !(10..=100).contains(&ff) {
         bail!("fillfactor {ff} for {what} is out of range: PostgreSQL accepts 10 to 100");
     }
@@ -299,7 +300,7 @@ fn validate_study(s: &Study) -> Result<()> {
 /// Settings a study may not touch: how the server is reached and where its files are. hotlab
 /// sets these itself (loopback only, its own socket directory), and a study that changed them
 /// would change them for every later study.
-pub const FORBIDDEN_SETTINGS: &[&str] = &[
+pub(crate) const FORBIDDEN_SETTINGS: &[&str] = &[
     "listen_addresses",
     "port",
     "hba_file",
@@ -309,7 +310,7 @@ pub const FORBIDDEN_SETTINGS: &[&str] = &[
 ];
 
 /// The libraries hotlab itself preloads; a study may name no other.
-pub const PRELOADED: &[&str] = &["pg_stat_statements"];
+pub(crate) const PRELOADED: &[&str] = &["pg_stat_statements"];
 
 fn check_settings(where_: &str, settings: &BTreeMap<String, String>) -> Result<()> {
     for (k, v) in settings {
@@ -344,7 +345,7 @@ fn check_settings(where_: &str, settings: &BTreeMap<String, String>) -> Result<(
 /// schema-qualified; unquoted (`small_table`, folded to lower case as SQL does) or quoted
 /// (`"MyTable"`, `"odd;name"`, a quote doubled). Every step uses the name as written, so it
 /// resolves the same way everywhere; anything else is refused here, in one line.
-pub fn check_ident(what: &str, name: &str) -> Result<()> {
+pub(crate) fn check_ident(what: &str, name: &str) -> Result<()> {
     fn part(s: &str) -> Option<&str> {
         // One identifier at the start of `s`; returns the rest.
         if let Some(q) = s.strip_prefix('"') {
@@ -386,7 +387,7 @@ pub(crate) fn validate_size(size: &Size) -> Result<()> {
 }
 
 /// An arm may only set fillfactor on the study's tables, within PostgreSQL's range.
-pub fn validate_arm(s: &Study, a: &Arm) -> Result<()> {
+pub(crate) fn validate_arm(s: &Study, a: &Arm) -> Result<()> {
     for (t, ff) in &a.fillfactor {
         if !s.tables.contains(t) {
             bail!(
@@ -434,7 +435,7 @@ pub fn validate_arm(s: &Study, a: &Arm) -> Result<()> {
 
 /// Every variable an arm sets must be used by the load or a script: a misspelt name would
 /// otherwise change nothing and still look like a variant.
-pub fn check_arm_vars(a: &Arm, files: &PgbenchFiles) -> Result<()> {
+pub(crate) fn check_arm_vars(a: &Arm, files: &PgbenchFiles) -> Result<()> {
     for k in a.vars.keys() {
         let used = pgbench::uses_var(&files.load, k)
             || files.scripts.iter().any(|s| pgbench::uses_var(&s.text, k));

@@ -12,50 +12,50 @@ use serde::{Deserialize, Serialize};
 /// `pgbench:` in a study file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct PgbenchSpec {
+pub(crate) struct PgbenchSpec {
     /// The directory of the files, beside the study file (default: the study's name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dir: Option<String>,
+    pub(crate) dir: Option<String>,
     /// SQL that creates the tables (run once per template).
-    pub schema: String,
+    pub(crate) schema: String,
     /// SQL that fills them; `:name` is replaced by the size's variable `name`.
-    pub load: String,
+    pub(crate) load: String,
     /// pgbench scripts and their weights (`-f file@weight`).
-    pub scripts: Vec<ScriptRef>,
+    pub(crate) scripts: Vec<ScriptRef>,
     /// pgbench -M: simple (the default), extended or prepared.
     #[serde(default)]
-    pub protocol: Protocol,
+    pub(crate) protocol: Protocol,
     /// An invariant `run` checks: the rows a transaction inserts or updates in a table.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub check: Option<RowCheck>,
+    pub(crate) check: Option<RowCheck>,
     /// Where the rows the scripts hit sit: a query returning their `tableoid, ctid`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hot_rows: Option<HotRowsRef>,
+    pub(crate) hot_rows: Option<HotRowsRef>,
 }
 
 /// `hot_rows: {file, table}`: the pages of `table` holding a row the query returns are counted
 /// after the build (`apply-fillfactor`) and after the run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct HotRowsRef {
-    pub file: String,
-    pub table: String,
+pub(crate) struct HotRowsRef {
+    pub(crate) file: String,
+    pub(crate) table: String,
 }
 
 /// The hot-rows query as text, with its table.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct HotRows {
-    pub file: String,
-    pub table: String,
-    pub sql: String,
+pub(crate) struct HotRows {
+    pub(crate) file: String,
+    pub(crate) table: String,
+    pub(crate) sql: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ScriptRef {
-    pub file: String,
+pub(crate) struct ScriptRef {
+    pub(crate) file: String,
     #[serde(default = "one")]
-    pub weight: u32,
+    pub(crate) weight: u32,
 }
 
 fn one() -> u32 {
@@ -64,7 +64,7 @@ fn one() -> u32 {
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Protocol {
+pub(crate) enum Protocol {
     /// Needed when a variable is substituted inside a `DO` block or a literal.
     #[default]
     Simple,
@@ -73,7 +73,7 @@ pub enum Protocol {
 }
 
 impl Protocol {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Protocol::Simple => "simple",
             Protocol::Extended => "extended",
@@ -86,44 +86,44 @@ impl Protocol {
 /// `rows_per_transaction` × the transactions pgbench committed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RowCheck {
-    pub table: String,
-    pub rows_per_transaction: u64,
+pub(crate) struct RowCheck {
+    pub(crate) table: String,
+    pub(crate) rows_per_transaction: u64,
 }
 
 /// What `init` resolved: the files' texts, in the arm's plan.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PgbenchFiles {
+pub(crate) struct PgbenchFiles {
     /// Where the texts came from (for the record).
-    pub dir: String,
-    pub schema_file: String,
-    pub schema: String,
-    pub load_file: String,
-    pub load: String,
-    pub scripts: Vec<ScriptText>,
-    pub protocol: Protocol,
-    pub check: Option<RowCheck>,
+    pub(crate) dir: String,
+    pub(crate) schema_file: String,
+    pub(crate) schema: String,
+    pub(crate) load_file: String,
+    pub(crate) load: String,
+    pub(crate) scripts: Vec<ScriptText>,
+    pub(crate) protocol: Protocol,
+    pub(crate) check: Option<RowCheck>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hot_rows: Option<HotRows>,
+    pub(crate) hot_rows: Option<HotRows>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ScriptText {
+pub(crate) struct ScriptText {
     /// The file name (pgbench reports transactions per script by it).
-    pub name: String,
-    pub weight: u32,
-    pub text: String,
+    pub(crate) name: String,
+    pub(crate) weight: u32,
+    pub(crate) text: String,
 }
 
 impl PgbenchSpec {
     /// The directory holding the files of a study at `study_path`.
-    pub fn dir_of(&self, study_path: &Path, study_name: &str) -> std::path::PathBuf {
+    pub(crate) fn dir_of(&self, study_path: &Path, study_name: &str) -> std::path::PathBuf {
         let base = study_path.parent().unwrap_or(Path::new("."));
         base.join(self.dir.as_deref().unwrap_or(study_name))
     }
 
     /// Reads every file; a missing one is named, with the study file that names it.
-    pub fn resolve(&self, study_path: &Path, study_name: &str) -> Result<PgbenchFiles> {
+    pub(crate) fn resolve(&self, study_path: &Path, study_name: &str) -> Result<PgbenchFiles> {
         let dir = self.dir_of(study_path, study_name);
         let read = |f: &str| -> Result<String> {
             let p = dir.join(f);
@@ -173,15 +173,15 @@ impl PgbenchSpec {
 /// An arm's partitioning of one of the study's tables: the same table, hash-partitioned.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Partition {
-    pub table: String,
+pub(crate) struct Partition {
+    pub(crate) table: String,
     /// Only `hash` for now.
     #[serde(default = "hash")]
-    pub by: String,
+    pub(crate) by: String,
     /// The partition key: one column of the primary key.
-    pub key: String,
+    pub(crate) key: String,
     /// Number of partitions, 2 to 1024.
-    pub count: u32,
+    pub(crate) count: u32,
 }
 
 fn hash() -> String {
@@ -189,7 +189,7 @@ fn hash() -> String {
 }
 
 impl Partition {
-    pub fn check(&self) -> Result<()> {
+    pub(crate) fn check(&self) -> Result<()> {
         if self.by != "hash" {
             bail!(
                 "partition of {}: by {:?} is not supported; use hash",
@@ -213,7 +213,7 @@ impl Partition {
     /// SQL that turns the (empty) table into a hash-partitioned one with the same columns,
     /// defaults, constraints and index names, and creates the partitions. Refuses, with one
     /// line, a key outside the primary key (PostgreSQL requires it in every unique index).
-    pub fn sql(&self) -> String {
+    pub(crate) fn sql(&self) -> String {
         let t = self.table.replace('\'', "''");
         let k = self.key.replace('\'', "''");
         let tq = format!("\"{}\"", t.replace('"', "\"\""));
@@ -261,7 +261,7 @@ $hotlab$;
 
 /// `text` with every `:name` of `vars` replaced by its value: a name ends at the first character
 /// that cannot be in one, and `::type` casts are left alone.
-pub fn substitute(text: &str, vars: &[(String, String)]) -> String {
+pub(crate) fn substitute(text: &str, vars: &[(String, String)]) -> String {
     let b = text.as_bytes();
     let mut out = String::with_capacity(text.len());
     let mut i = 0;
@@ -288,7 +288,7 @@ pub fn substitute(text: &str, vars: &[(String, String)]) -> String {
 }
 
 /// Whether `text` uses the variable `name` (as `:name`, the way `substitute` reads it).
-pub fn uses_var(text: &str, name: &str) -> bool {
+pub(crate) fn uses_var(text: &str, name: &str) -> bool {
     substitute(text, &[(name.to_string(), String::new())]) != text
 }
 

@@ -17,14 +17,14 @@ use crate::ctx::Ctx;
 #[derive(Debug, Clone)]
 pub struct Plan {
     pub study: Study,
-    pub size_name: String,
+    pub(crate) size_name: String,
     pub size: Size,
     pub arms: Vec<Arm>,
     pub repeats: u32,
     /// A fillfactor sweep of one table: (table, values in the order asked).
     pub sweep: Option<(String, Vec<u32>)>,
     /// What the scale rule derived, when the size is a scale model.
-    pub scale: Option<scale::Derived>,
+    pub(crate) scale: Option<scale::Derived>,
     /// The arms run at the same time on one server (`--together`), the size's clients split.
     pub together: bool,
 }
@@ -32,7 +32,7 @@ pub struct Plan {
 impl Plan {
     /// Arm runs in order, alternating direction on every repeat (A B, B A, A B …) so that no
     /// arm always runs second. Directory names carry `-r<k>` when there are repeats.
-    pub fn order(&self) -> Vec<(String, Arm)> {
+    pub(crate) fn order(&self) -> Vec<(String, Arm)> {
         crate::stats::alternating(&self.arms, self.repeats)
             .into_iter()
             .map(|(k, a)| {
@@ -48,12 +48,12 @@ impl Plan {
 
     /// Server settings of this study and size: the study's, then the size's on top. The one
     /// place they are merged.
-    pub fn server_settings(&self) -> BTreeMap<String, String> {
+    pub(crate) fn server_settings(&self) -> BTreeMap<String, String> {
         merge_settings(&self.study.server, self.size.server())
     }
 
     /// The resolved plan of one arm run, as `init` writes it into the arm's meta.json.
-    pub fn arm_plan(&self, run: &str, arm: &Arm, database: &str) -> ArmPlan {
+    pub(crate) fn arm_plan(&self, run: &str, arm: &Arm, database: &str) -> ArmPlan {
         // An arm's variables override the size's: the arm's size_spec is the size as this arm
         // runs it (its load, hence its template, and its scripts' -D values).
         let mut size = self.size.clone();
@@ -95,32 +95,32 @@ impl Plan {
 pub struct ArmPlan {
     /// 1 for plans written by `init` since the plan became typed; 0 (absent) for older run
     /// directories, which `analyze` still reads and the other steps refuse.
-    pub plan_version: u32,
+    pub(crate) plan_version: u32,
     pub study: String,
-    pub title: String,
-    pub workload: Workload,
+    pub(crate) title: String,
+    pub(crate) workload: Workload,
     /// The size's name.
     pub size: String,
     /// The size's parameters, a scale model already resolved.
     pub size_spec: Option<Size>,
     /// What the scale rule derived (`scale::Derived`), when the size is a scale model.
-    pub scale: Option<serde_json::Value>,
-    pub arm: Arm,
+    pub(crate) scale: Option<serde_json::Value>,
+    pub(crate) arm: Arm,
     /// The arm directory's name (`<arm>` or `<arm>-r<k>`).
-    pub run: String,
+    pub(crate) run: String,
     /// The study's and the size's server settings, merged.
-    pub server_settings: BTreeMap<String, String>,
-    pub tables: Vec<String>,
-    pub rewrite: Vec<String>,
-    pub vacuum_timing: Vec<String>,
+    pub(crate) server_settings: BTreeMap<String, String>,
+    pub(crate) tables: Vec<String>,
+    pub(crate) rewrite: Vec<String>,
+    pub(crate) vacuum_timing: Vec<String>,
     /// The table a sweep varies, when the arm belongs to one.
-    pub sweep_table: Option<String>,
+    pub(crate) sweep_table: Option<String>,
     /// This arm run's own database, derived from its run directory (unique, at most 63 bytes);
     /// every step uses this name. Empty in run directories made before it was recorded.
-    pub database: String,
+    pub(crate) database: String,
     /// `workload: pgbench`: the schema, load and scripts, as text.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub pgbench: Option<super::PgbenchFiles>,
+    pub(crate) pgbench: Option<super::PgbenchFiles>,
     /// The arms that ran at the same time as this one on one server (`init --together`); empty
     /// when the arm ran alone.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -128,10 +128,10 @@ pub struct ArmPlan {
 }
 
 impl ArmPlan {
-    pub const VERSION: u32 = 1;
+    pub(crate) const VERSION: u32 = 1;
 
     /// The study's title, or its name for run directories older than titles in the plan.
-    pub fn label(&self) -> &str {
+    pub(crate) fn label(&self) -> &str {
         if self.title.is_empty() {
             &self.study
         } else {
@@ -140,7 +140,7 @@ impl ArmPlan {
     }
 
     /// The size, or why this run directory cannot be run.
-    pub fn size(&self) -> Result<&Size> {
+    pub(crate) fn size(&self) -> Result<&Size> {
         self.size_spec.as_ref().context(
             "this run directory has no size_spec; create a new one with `cargo xtask init`",
         )

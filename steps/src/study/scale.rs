@@ -17,7 +17,7 @@ use crate::workload::script::size::{PgbenchScale, PgbenchSize};
 use crate::workload::tprocc::size::{Scale, TproccSize as Size};
 
 /// Settings that are bytes: they follow the data.
-pub const BYTE_SETTINGS: &[&str] = &[
+pub(crate) const BYTE_SETTINGS: &[&str] = &[
     "shared_buffers",
     "effective_cache_size",
     "maintenance_work_mem",
@@ -26,36 +26,36 @@ pub const BYTE_SETTINGS: &[&str] = &[
 ];
 /// Settings that are time: they follow the churn. (work_mem is per operation, not per byte of
 /// data, and stays as it is.)
-pub const TIME_SETTINGS: &[&str] = &["checkpoint_timeout"];
+pub(crate) const TIME_SETTINGS: &[&str] = &["checkpoint_timeout"];
 
 /// PostgreSQL's smallest useful buffer pool for this study, and its smallest checkpoint_timeout.
-pub const MIN_SHARED_BUFFERS_KB: f64 = 128.0 * 1024.0;
-pub const MIN_CHECKPOINT_TIMEOUT_S: f64 = 30.0;
+pub(crate) const MIN_SHARED_BUFFERS_KB: f64 = 128.0 * 1024.0;
+pub(crate) const MIN_CHECKPOINT_TIMEOUT_S: f64 = 30.0;
 
 /// What the rule derived, for meta.json, sweep.json and the report.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Derived {
-    pub from: String,
+    pub(crate) from: String,
     /// What the data is counted in (warehouses, users) and how many the article size and the
     /// model have.
-    pub unit: String,
-    pub from_count: i64,
-    pub count: i64,
-    pub bytes_factor: f64,
-    pub time_factor: f64,
+    pub(crate) unit: String,
+    pub(crate) from_count: i64,
+    pub(crate) count: i64,
+    pub(crate) bytes_factor: f64,
+    pub(crate) time_factor: f64,
     /// Where the time factor came from: "time_factor", "nopm_per_warehouse N" or a flag.
-    pub time_factor_source: String,
+    pub(crate) time_factor_source: String,
     /// Every derived value: setting or size field → (article value, model value).
-    pub values: BTreeMap<String, (String, String)>,
+    pub(crate) values: BTreeMap<String, (String, String)>,
 }
 
 impl Derived {
-    pub fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         json!(self)
     }
 
     /// One line per derived value, for stderr and the report.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let mut s = format!(
             "scale model of {} ({} → {} {}): bytes × {:.4}, time × {:.4} ({})\n",
             self.from,
@@ -98,7 +98,7 @@ fn parse_unit(v: &str, what: &str, units: &[(&str, f64)]) -> Result<f64> {
 }
 
 /// A PostgreSQL memory or size setting in kB ("2GB", "512MB", "64kB", "8192" = kB).
-pub fn parse_kb(v: &str) -> Result<f64> {
+pub(crate) fn parse_kb(v: &str) -> Result<f64> {
     let k = 1024.0;
     parse_unit(
         v,
@@ -114,7 +114,7 @@ pub fn parse_kb(v: &str) -> Result<f64> {
 }
 
 /// kB as PostgreSQL writes them: the largest unit that divides evenly, whole MB at least.
-pub fn format_kb(kb: f64) -> String {
+pub(crate) fn format_kb(kb: f64) -> String {
     let mb = (kb / 1024.0).round() as i64;
     if mb % (1024 * 1024) == 0 && mb > 0 {
         format!("{}TB", mb / (1024 * 1024))
@@ -126,7 +126,7 @@ pub fn format_kb(kb: f64) -> String {
 }
 
 /// A PostgreSQL time setting in seconds ("15min", "300s", "1h", "300" = s).
-pub fn parse_s(v: &str) -> Result<f64> {
+pub(crate) fn parse_s(v: &str) -> Result<f64> {
     parse_unit(
         v,
         "duration",
@@ -142,7 +142,7 @@ pub fn parse_s(v: &str) -> Result<f64> {
 }
 
 /// Whole seconds as PostgreSQL writes them: minutes when they divide evenly.
-pub fn format_s(s: f64) -> String {
+pub(crate) fn format_s(s: f64) -> String {
     let s = s.round() as i64;
     if s % 60 == 0 && s > 0 {
         format!("{}min", s / 60)
@@ -181,7 +181,7 @@ fn time_factor(from: &Size, scale: &Scale, churn: Option<(f64, String)>) -> Resu
 /// The model of `from` (an article size, with the study's server settings merged in) at
 /// `scale`, with this machine's memory (`mem_kb`, None to skip the check). Fields the scaled
 /// size sets itself (`own`) win over derived ones.
-pub fn derive(
+pub(crate) fn derive(
     study_server: &BTreeMap<String, String>,
     from: &Size,
     own: &Size,
@@ -346,7 +346,7 @@ const PGBENCH_TIME_DEFAULTS: &[(&str, f64, f64)] = &[
 /// × factor, at PostgreSQL's floors; and the transactions: the article's throughput over its
 /// whole run × factor, so each row is updated as often as in the article whatever this machine's
 /// speed. The model's own clients, jobs, snapshot interval, seed and server settings win.
-pub fn derive_pgbench(
+pub(crate) fn derive_pgbench(
     study_server: &BTreeMap<String, String>,
     from: &PgbenchSize,
     own: &PgbenchSize,
@@ -466,7 +466,7 @@ pub fn derive_pgbench(
 }
 
 /// This machine's memory in kB (MemTotal), if /proc says.
-pub fn machine_mem_kb() -> Option<f64> {
+pub(crate) fn machine_mem_kb() -> Option<f64> {
     std::fs::read_to_string("/proc/meminfo")
         .ok()?
         .lines()

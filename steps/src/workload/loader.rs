@@ -11,7 +11,7 @@ use crate::server::Server;
 const LOADER_VERSION: &str = "1";
 
 /// A workload that loads with code of its own rather than SQL parts (TPROC-C's loader).
-pub trait OwnLoad: Send + Sync {
+pub(crate) trait OwnLoad: Send + Sync {
     /// Loads everything into the empty database `db`.
     fn load(&self, server: &Server, db: &str, c: &mut postgres::Client) -> Result<()>;
     /// Its consistency check of a fresh load, beside the row counts (what it found goes into
@@ -26,20 +26,20 @@ pub trait OwnLoad: Send + Sync {
 
 /// What a workload's loader provides to the template machinery.
 pub struct Loader {
-    pub workload: &'static str,
+    pub(crate) workload: &'static str,
     /// (table, expected rows; None: at least one)
-    pub expected: Vec<(String, Option<i64>)>,
+    pub(crate) expected: Vec<(String, Option<i64>)>,
     /// A loader of its own (its one part is then the record of what it builds); other workloads
     /// run `parts` in order.
-    pub own: Option<Box<dyn OwnLoad>>,
+    pub(crate) own: Option<Box<dyn OwnLoad>>,
     /// The build as SQL, in pieces named by the file each came from (a failure names its file).
-    pub parts: Vec<(String, String)>,
+    pub(crate) parts: Vec<(String, String)>,
 }
 
 impl Loader {
     /// Runs the load in the (empty) database `db` over `c`: the SQL parts in order, or
     /// the workload's own loader (TPROC-C).
-    pub fn load(&self, server: &Server, db: &str, c: &mut postgres::Client) -> Result<()> {
+    pub(crate) fn load(&self, server: &Server, db: &str, c: &mut postgres::Client) -> Result<()> {
         if let Some(own) = &self.own {
             return own.load(server, db, c);
         }
@@ -52,7 +52,7 @@ impl Loader {
     }
 
     /// The workload's own consistency check of a fresh load, beside the row counts.
-    pub fn verify(
+    pub(crate) fn verify(
         &self,
         c: &mut postgres::Client,
         db: &str,
@@ -65,7 +65,7 @@ impl Loader {
     }
 
     /// The whole build as one SQL text (ddl.sql): its parts in order.
-    pub fn ddl(&self) -> String {
+    pub(crate) fn ddl(&self) -> String {
         let parts: Vec<&str> = self.parts.iter().map(|(_, sql)| sql.as_str()).collect();
         parts.join("\n")
     }

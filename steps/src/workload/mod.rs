@@ -2,10 +2,10 @@
 //! `spv` is study 003; `tprocc` is study 000 (HammerDB-compatible TPC-C); `pgbench` runs scripts through the pgbench binary and parses its output; `script` is the
 //! pgbench-script workload (study 001 and a user's own table).
 
-pub mod pgbench;
-pub mod script;
-pub mod spv;
-pub mod tprocc;
+pub(crate) mod pgbench;
+pub(crate) mod script;
+pub(crate) mod spv;
+pub(crate) mod tprocc;
 
 use anyhow::Result;
 
@@ -13,19 +13,19 @@ use crate::ctx::Ctx;
 use crate::rundir::RunDir;
 use crate::study::{each_size, ArmPlan};
 
-pub mod loader;
+pub(crate) mod loader;
 pub use loader::Loader;
 
 /// What `run --vus/--rampup/--duration` override in the arm's size.
 #[derive(Debug, Default, Clone, Copy)]
-pub struct Overrides {
-    pub vus: Option<u32>,
-    pub rampup_s: Option<f64>,
-    pub duration_s: Option<f64>,
+pub(crate) struct Overrides {
+    pub(crate) vus: Option<u32>,
+    pub(crate) rampup_s: Option<f64>,
+    pub(crate) duration_s: Option<f64>,
 }
 
 /// What `build` and `run` ask of a workload: implemented on its size type, in its room.
-pub trait Room {
+pub(crate) trait Room {
     /// The loader of an arm's plan whose size this is (`build`).
     fn loader(&self, plan: &ArmPlan) -> Result<Loader>;
     /// Runs the workload on `db` with `run`'s overrides, into the arm's run directory.
@@ -33,7 +33,7 @@ pub trait Room {
 }
 
 /// The one place `run` picks a workload: the arm's size says which, and its room runs it.
-pub fn run(ctx: &Ctx, rd: &RunDir, plan: &ArmPlan, db: &str, o: Overrides) -> Result<()> {
+pub(crate) fn run(ctx: &Ctx, rd: &RunDir, plan: &ArmPlan, db: &str, o: Overrides) -> Result<()> {
     each_size!(plan.size()?, s => s.run(ctx, rd, plan, db, o))
 }
 

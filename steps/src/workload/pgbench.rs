@@ -11,41 +11,44 @@ use serde::Serialize;
 
 /// pgbench's own end-of-run figures.
 #[derive(Debug, Default, Clone, Serialize)]
-pub struct Summary {
-    pub transactions: u64,
-    pub failed: u64,
-    pub latency_avg_ms: Option<f64>,
-    pub latency_stddev_ms: Option<f64>,
-    pub tps: Option<f64>,
-    pub initial_connection_ms: Option<f64>,
+pub(crate) struct Summary {
+    pub(crate) transactions: u64,
+    pub(crate) failed: u64,
+    pub(crate) latency_avg_ms: Option<f64>,
+    pub(crate) latency_stddev_ms: Option<f64>,
+    pub(crate) tps: Option<f64>,
+    pub(crate) initial_connection_ms: Option<f64>,
     /// Wall-clock seconds of the pgbench process.
-    pub wall_s: f64,
+    pub(crate) wall_s: f64,
 }
 
 /// One `--aggregate-interval` line.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Interval {
-    pub start_epoch_s: i64,
-    pub transactions: u64,
-    pub latency_avg_ms: f64,
-    pub latency_min_ms: f64,
-    pub latency_max_ms: f64,
-    pub failures: u64,
+pub(crate) struct Interval {
+    pub(crate) start_epoch_s: i64,
+    pub(crate) transactions: u64,
+    pub(crate) latency_avg_ms: f64,
+    pub(crate) latency_min_ms: f64,
+    pub(crate) latency_max_ms: f64,
+    pub(crate) failures: u64,
 }
 
-pub struct Invocation {
-    pub bin: PathBuf,
-    pub env: Vec<(String, String)>,
-    pub args: Vec<String>,
+pub(crate) struct Invocation {
+    pub(crate) bin: PathBuf,
+    pub(crate) env: Vec<(String, String)>,
+    pub(crate) args: Vec<String>,
     /// Where the log goes (pgbench appends `.<pid>`).
-    pub log_prefix: PathBuf,
+    pub(crate) log_prefix: PathBuf,
     /// The args ask for `--aggregate-interval` logs, returned parsed; else the per-transaction
     /// log is left for the caller.
-    pub aggregate: bool,
+    pub(crate) aggregate: bool,
 }
 
 /// Runs pgbench to completion, or until `stop()` says so (then it is killed).
-pub fn run(inv: &Invocation, mut stop: impl FnMut() -> bool) -> Result<(Summary, Vec<Interval>)> {
+pub(crate) fn run(
+    inv: &Invocation,
+    mut stop: impl FnMut() -> bool,
+) -> Result<(Summary, Vec<Interval>)> {
     let mut args = inv.args.clone();
     args.push("-l".into());
     args.push(format!("--log-prefix={}", inv.log_prefix.display()));
@@ -97,7 +100,7 @@ fn number_after(line: &str, key: &str) -> Option<f64> {
 }
 
 /// Parses pgbench's closing report.
-pub fn parse_summary(text: &str) -> Summary {
+pub(crate) fn parse_summary(text: &str) -> Summary {
     let mut s = Summary::default();
     for line in text.lines() {
         if line.starts_with("number of transactions actually processed:") {
@@ -127,7 +130,7 @@ pub fn parse_summary(text: &str) -> Summary {
 
 /// Parses `--aggregate-interval` lines: interval_start num_transactions sum_latency
 /// sum_latency_2 min_latency max_latency failures … (latencies in microseconds).
-pub fn parse_aggregate_line(line: &str) -> Option<Interval> {
+pub(crate) fn parse_aggregate_line(line: &str) -> Option<Interval> {
     let f: Vec<&str> = line.split_whitespace().collect();
     if f.len() < 6 {
         return None;
@@ -145,7 +148,7 @@ pub fn parse_aggregate_line(line: &str) -> Option<Interval> {
 }
 
 /// The log files pgbench wrote under `prefix`: `<prefix>.<pid>` and `<prefix>.<pid>.<thread>`.
-pub fn log_files(prefix: &Path) -> Result<Vec<PathBuf>> {
+pub(crate) fn log_files(prefix: &Path) -> Result<Vec<PathBuf>> {
     let dir = prefix.parent().context("log prefix has no directory")?;
     let stem = format!(
         "{}.",
@@ -196,17 +199,17 @@ fn read_aggregate_logs(prefix: &Path) -> Result<Vec<Interval>> {
 
 /// What a pgbench run beside the sampling thread gives back: pgbench's outcome, the sampler
 /// and its counts, and when pgbench started and ended (µs since the epoch).
-pub struct SampledRun {
-    pub result: Result<(Summary, Vec<Interval>)>,
-    pub sampled: crate::snapshot::Sampled,
-    pub start_epoch_us: i64,
-    pub end_epoch_us: i64,
+pub(crate) struct SampledRun {
+    pub(crate) result: Result<(Summary, Vec<Interval>)>,
+    pub(crate) sampled: crate::snapshot::Sampled,
+    pub(crate) start_epoch_us: i64,
+    pub(crate) end_epoch_us: i64,
 }
 
 /// Runs pgbench while `sampler` samples on its own thread (`rampup` samples, then `measured`
 /// ones every `every`), then waits until every workload backend of `db` has gone, so the
 /// closing sample sees all of their statistics. Ctrl-C stops pgbench; what was sampled stays.
-pub fn run_sampled(
+pub(crate) fn run_sampled(
     inv: &Invocation,
     sampler: crate::snapshot::Sampler,
     every: std::time::Duration,

@@ -458,6 +458,11 @@ fn the_cycle_check_finds_a_cycle() {
     );
 }
 
+/// A constant's line in env.rs (public to the other crates or to this one).
+fn is_const(line: &str) -> bool {
+    line.starts_with("pub const ") || line.starts_with("pub(crate) const ")
+}
+
 /// The environment table of docs/safety.md as steps/src/env.rs declares it: one row per
 /// constant, its doc comment as the meaning.
 fn env_table() -> String {
@@ -473,7 +478,7 @@ fn env_table() -> String {
             doc.push(d.trim());
             continue;
         }
-        if t.starts_with("pub const ") {
+        if is_const(t) {
             if let Some(name) = t.split('"').nth(1) {
                 rows.push(format!("| `{name}` | {} |", doc.join(" ")));
             }
@@ -517,7 +522,7 @@ fn every_variable_is_declared_in_env_rs() {
     let env = std::fs::read_to_string(root().join("steps/src/env.rs")).unwrap();
     let declared: BTreeSet<String> = env
         .lines()
-        .filter(|l| l.trim().starts_with("pub const "))
+        .filter(|l| is_const(l.trim()))
         .filter_map(|l| l.split('"').nth(1).map(str::to_string))
         .collect();
     let mut files = vec![];

@@ -4,9 +4,9 @@
 //! SQL, `-D name=value` for the scripts. An arm may hash-partition a table: the partitioning runs
 //! between the schema and the load, so the load writes into the leaves.
 
-pub mod run;
-pub mod size;
-pub mod tables;
+pub(crate) mod run;
+pub(crate) mod size;
+pub(crate) mod tables;
 
 use anyhow::{Context, Result};
 
@@ -15,21 +15,21 @@ use crate::study::SizeKind;
 use crate::study::{Arm, BuildRoute};
 use size::PgbenchSize;
 
-pub struct Shape {
-    pub clients: u32,
-    pub jobs: u32,
-    pub rampup_s: f64,
+pub(crate) struct Shape {
+    pub(crate) clients: u32,
+    pub(crate) jobs: u32,
+    pub(crate) rampup_s: f64,
     /// Measured seconds (pgbench -T is ramp-up + this), or None with `transactions`.
-    pub duration_s: Option<f64>,
+    pub(crate) duration_s: Option<f64>,
     /// Transactions in all (-t is this / clients).
-    pub transactions: Option<u64>,
-    pub snapshot_every_s: f64,
-    pub random_seed: u64,
-    pub vars: Vec<(String, String)>,
+    pub(crate) transactions: Option<u64>,
+    pub(crate) snapshot_every_s: f64,
+    pub(crate) random_seed: u64,
+    pub(crate) vars: Vec<(String, String)>,
 }
 
 impl Shape {
-    pub fn of(size: &PgbenchSize) -> Result<Shape> {
+    pub(crate) fn of(size: &PgbenchSize) -> Result<Shape> {
         size.check()?;
         Ok(Shape {
             clients: size.clients,
@@ -49,7 +49,7 @@ impl Shape {
 
     /// The template machinery's view of an arm: the study's files and the arm's partitioning
     /// (part of the schema, so part of the template's key); every table must end non-empty.
-    pub fn loader(&self, plan: &crate::study::ArmPlan) -> Result<super::Loader> {
+    pub(crate) fn loader(&self, plan: &crate::study::ArmPlan) -> Result<super::Loader> {
         Ok(super::Loader {
             workload: "pgbench",
             expected: plan.tables.iter().map(|t| (t.clone(), None)).collect(),
@@ -61,7 +61,7 @@ impl Shape {
     /// The build in pieces, each named by the file it came from and headed by a comment saying
     /// so: the schema, the arm's partitioning, the load with the size's variables in place. Their
     /// text is what the template cache keys on.
-    pub fn parts(&self, files: &PgbenchFiles, arm: &Arm) -> Vec<(String, String)> {
+    pub(crate) fn parts(&self, files: &PgbenchFiles, arm: &Arm) -> Vec<(String, String)> {
         let mut v = vec![(files.schema_file.clone(), files.schema.clone())];
         if let Some(p) = &arm.partition {
             v.push((
@@ -85,7 +85,7 @@ impl Shape {
     }
 
     /// pgbench arguments; `scripts` are (path, weight), the database comes last.
-    pub fn pgbench_args(
+    pub(crate) fn pgbench_args(
         &self,
         files: &PgbenchFiles,
         scripts: &[(String, u32)],
@@ -145,14 +145,14 @@ fn create_with_sql(arm: &Arm) -> String {
 }
 
 /// The tables of the plan the build must have filled (each non-empty).
-pub fn files_of(plan: &crate::study::ArmPlan) -> Result<&PgbenchFiles> {
+pub(crate) fn files_of(plan: &crate::study::ArmPlan) -> Result<&PgbenchFiles> {
     plan.pgbench.as_ref().context(
         "this run directory records no pgbench files; create a new one with `cargo xtask init`",
     )
 }
 
 /// Per-interval figures and latency percentiles from pgbench's per-transaction logs.
-pub mod txlog {
+pub(crate) mod txlog {
     use std::path::Path;
 
     use anyhow::Result;
@@ -160,15 +160,15 @@ pub mod txlog {
     /// One transaction: when it ended (µs since the epoch) and its latency (µs), or None
     /// when it failed.
     #[derive(Debug, Clone, Copy, PartialEq)]
-    pub struct Txn {
-        pub end_us: i64,
-        pub latency_us: Option<u64>,
+    pub(crate) struct Txn {
+        pub(crate) end_us: i64,
+        pub(crate) latency_us: Option<u64>,
     }
 
     /// Parses one line of `pgbench -l`: client_id transaction_no time script_no time_epoch
     /// time_us [...]; `time` is the latency in µs, `failed`/`serialization`/`deadlock` for a
     /// failure, `skipped` for a skipped transaction (left out).
-    pub fn parse(line: &str) -> Option<Txn> {
+    pub(crate) fn parse(line: &str) -> Option<Txn> {
         let f: Vec<&str> = line.split_whitespace().collect();
         if f.len() < 6 {
             return None;
@@ -184,7 +184,7 @@ pub mod txlog {
     }
 
     /// Every transaction of every log file `<prefix>.<pid>[.<thread>]`, in end order.
-    pub fn read(prefix: &Path) -> Result<Vec<Txn>> {
+    pub(crate) fn read(prefix: &Path) -> Result<Vec<Txn>> {
         let mut out = vec![];
         for p in crate::workload::pgbench::log_files(prefix)? {
             out.extend(std::fs::read_to_string(&p)?.lines().filter_map(parse));
@@ -194,7 +194,7 @@ pub mod txlog {
     }
 
     /// The `q`-quantile (0..1) of sorted values, nearest rank.
-    pub fn quantile(sorted: &[u64], q: f64) -> Option<f64> {
+    pub(crate) fn quantile(sorted: &[u64], q: f64) -> Option<f64> {
         if sorted.is_empty() {
             return None;
         }
@@ -204,17 +204,17 @@ pub mod txlog {
 
     /// Figures of a set of transactions: count, failures, mean and p50/p95/p99/max latency (ms).
     #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
-    pub struct Figures {
-        pub transactions: u64,
-        pub failures: u64,
-        pub latency_avg_ms: Option<f64>,
-        pub latency_p50_ms: Option<f64>,
-        pub latency_p95_ms: Option<f64>,
-        pub latency_p99_ms: Option<f64>,
-        pub latency_max_ms: Option<f64>,
+    pub(crate) struct Figures {
+        pub(crate) transactions: u64,
+        pub(crate) failures: u64,
+        pub(crate) latency_avg_ms: Option<f64>,
+        pub(crate) latency_p50_ms: Option<f64>,
+        pub(crate) latency_p95_ms: Option<f64>,
+        pub(crate) latency_p99_ms: Option<f64>,
+        pub(crate) latency_max_ms: Option<f64>,
     }
 
-    pub fn figures(txns: &[Txn]) -> Figures {
+    pub(crate) fn figures(txns: &[Txn]) -> Figures {
         let mut lat: Vec<u64> = txns.iter().filter_map(|t| t.latency_us).collect();
         lat.sort_unstable();
         let ms = |v: Option<f64>| v.map(|x| x / 1000.0);

@@ -24,7 +24,7 @@ fn opt(v: Option<f64>) -> String {
 }
 
 /// workload.csv's columns: one row per second since pgbench started.
-pub const SCRIPT_WORKLOAD_HEADER: &[&str] = &[
+pub(crate) const SCRIPT_WORKLOAD_HEADER: &[&str] = &[
     "t_s",
     "phase",
     "transactions",
@@ -268,7 +268,13 @@ impl crate::workload::Room for PgbenchSize {
     }
 }
 
-pub fn run(ctx: &Ctx, rd: &RunDir, plan: &ArmPlan, db: &str, size: &PgbenchSize) -> Result<()> {
+pub(crate) fn run(
+    ctx: &Ctx,
+    rd: &RunDir,
+    plan: &ArmPlan,
+    db: &str,
+    size: &PgbenchSize,
+) -> Result<()> {
     let shape = Shape::of(size)?;
     let files = files_of(plan)?;
     let server = Server::ensure(ctx)?;

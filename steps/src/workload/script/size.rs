@@ -13,55 +13,55 @@ use crate::study::kind::SizeKind;
 #[serde(deny_unknown_fields)]
 pub struct PgbenchSize {
     /// pgbench -c
-    pub clients: u32,
+    pub(crate) clients: u32,
     /// pgbench -j (default 1)
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub jobs: Option<u32>,
+    pub(crate) jobs: Option<u32>,
     /// Seconds at the start left out of the measured deltas (as TPROC-C's ramp-up).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rampup_s: Option<f64>,
+    pub(crate) rampup_s: Option<f64>,
     /// Measured seconds after the ramp-up (pgbench -T rampup + duration); or `transactions`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub duration_s: Option<f64>,
+    pub(crate) duration_s: Option<f64>,
     /// Transactions in all (pgbench -t, divided among the clients); or `duration_s`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub transactions: Option<u64>,
+    pub(crate) transactions: Option<u64>,
     /// Seconds between statistics snapshots during `run`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub snapshot_every_s: Option<f64>,
+    pub(crate) snapshot_every_s: Option<f64>,
     /// pgbench --random-seed, the same in every arm so arms see the same sequence.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub random_seed: Option<u64>,
+    pub(crate) random_seed: Option<u64>,
     /// The variables of the load SQL (`:name`) and of the scripts (`-D name=value`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub vars: BTreeMap<String, serde_json::Value>,
+    pub(crate) vars: BTreeMap<String, serde_json::Value>,
     /// Server settings for this size, on top of the study's.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub server: BTreeMap<String, String>,
+    pub(crate) server: BTreeMap<String, String>,
     /// The RAM of the machine this size stands for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ram: Option<String>,
+    pub(crate) ram: Option<String>,
     /// This size is a scale model of another (docs/study-001-small-table.md: the scale rule).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scale: Option<PgbenchScale>,
+    pub(crate) scale: Option<PgbenchScale>,
 }
 
 /// `scale:` of a pgbench-script size: a model of the article size `from` at `factor` of its data.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct PgbenchScale {
-    pub from: String,
+pub(crate) struct PgbenchScale {
+    pub(crate) from: String,
     /// Bytes × this (the data variables, shared_buffers, max_wal_size), and time × this.
-    pub factor: f64,
+    pub(crate) factor: f64,
     /// The variables that count data (rows, users): scaled by `factor`.
-    pub vars: Vec<String>,
+    pub(crate) vars: Vec<String>,
     /// The article's throughput at its size: the model runs `article_tps` × the article's
     /// ramp-up and duration × `factor` transactions.
-    pub article_tps: f64,
+    pub(crate) article_tps: f64,
 }
 
 /// Variable names pgbench and the load accept, and values that are a number or a string.
-pub fn check_vars(vars: &BTreeMap<String, serde_json::Value>) -> anyhow::Result<()> {
+pub(crate) fn check_vars(vars: &BTreeMap<String, serde_json::Value>) -> anyhow::Result<()> {
     for (k, v) in vars {
         if k.is_empty()
             || !k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
@@ -89,10 +89,6 @@ impl PgbenchSize {
 impl SizeKind for PgbenchSize {
     fn server(&self) -> &BTreeMap<String, String> {
         &self.server
-    }
-
-    fn ram(&self) -> Option<&str> {
-        self.ram.as_deref()
     }
 
     fn check(&self) -> anyhow::Result<()> {

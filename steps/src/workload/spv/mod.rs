@@ -3,31 +3,31 @@
 //! updated by pgbench, one client, `statements` UPDATEs that each add 1 to `val` over a random
 //! block of `rows_per_statement` consecutive ids.
 
-pub mod run;
-pub mod size;
-pub mod tables;
+pub(crate) mod run;
+pub(crate) mod size;
+pub(crate) mod tables;
 
 use anyhow::Result;
 
 use crate::study::SizeKind;
 use size::SpvSize;
 
-pub const DDL: &str = include_str!("../../../sql/spv.sql");
-pub const SCRIPT: &str = include_str!("../../../sql/spv_update.pgbench");
+pub(crate) const DDL: &str = include_str!("../../../sql/spv.sql");
+pub(crate) const SCRIPT: &str = include_str!("../../../sql/spv_update.pgbench");
 
-pub struct Shape {
-    pub rows: u64,
-    pub pad_chars: u32,
-    pub statements: u64,
-    pub rows_per_statement: u64,
-    pub clients: u32,
-    pub random_seed: u64,
+pub(crate) struct Shape {
+    pub(crate) rows: u64,
+    pub(crate) pad_chars: u32,
+    pub(crate) statements: u64,
+    pub(crate) rows_per_statement: u64,
+    pub(crate) clients: u32,
+    pub(crate) random_seed: u64,
     /// Seconds between statistics snapshots during `run`.
-    pub snapshot_every_s: f64,
+    pub(crate) snapshot_every_s: f64,
 }
 
 impl Shape {
-    pub fn of(size: &SpvSize) -> Result<Shape> {
+    pub(crate) fn of(size: &SpvSize) -> Result<Shape> {
         size.check()?;
         Ok(Shape {
             rows: size.rows,
@@ -41,7 +41,7 @@ impl Shape {
     }
 
     /// The template machinery's view of this size: one SQL file, `rows` rows.
-    pub fn loader(&self) -> super::Loader {
+    pub(crate) fn loader(&self) -> super::Loader {
         super::Loader {
             workload: "spv",
             expected: vec![("spv".into(), Some(self.rows as i64))],
@@ -51,18 +51,13 @@ impl Shape {
     }
 
     /// The DDL and load with this size's values in place.
-    pub fn ddl(&self) -> String {
+    pub(crate) fn ddl(&self) -> String {
         DDL.replace(":rows", &self.rows.to_string())
             .replace(":pad", &self.pad_chars.to_string())
     }
 
-    /// Rows every run updates in total.
-    pub fn rows_updated(&self) -> u64 {
-        self.statements * self.rows_per_statement
-    }
-
     /// pgbench arguments (script path and database come last).
-    pub fn pgbench_args(&self, script: &str, db: &str) -> Vec<String> {
+    pub(crate) fn pgbench_args(&self, script: &str, db: &str) -> Vec<String> {
         vec![
             "-n".into(),
             "-c".into(),

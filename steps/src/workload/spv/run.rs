@@ -18,7 +18,7 @@ use crate::snapshot::{Sampled, Sampler};
 use crate::workload::pgbench;
 
 /// workload.csv's columns: one row per second of pgbench's aggregate log.
-pub const WORKLOAD_HEADER: &[&str] = &[
+pub(crate) const WORKLOAD_HEADER: &[&str] = &[
     "t_s",
     "transactions",
     "tps",
@@ -99,7 +99,7 @@ impl crate::workload::Room for SpvSize {
     }
 }
 
-pub fn run(ctx: &Ctx, rd: &RunDir, db: &str, size: &SpvSize) -> Result<()> {
+pub(crate) fn run(ctx: &Ctx, rd: &RunDir, db: &str, size: &SpvSize) -> Result<()> {
     let shape = Shape::of(size)?;
     let server = Server::ensure(ctx)?;
     let script = rd.file("workload.pgbench");

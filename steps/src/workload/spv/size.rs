@@ -11,33 +11,29 @@ use crate::study::kind::SizeKind;
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SpvSize {
-    pub rows: u64,
-    pub pad_chars: u32,
-    pub statements: u64,
-    pub rows_per_statement: u64,
+    pub(crate) rows: u64,
+    pub(crate) pad_chars: u32,
+    pub(crate) statements: u64,
+    pub(crate) rows_per_statement: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub clients: Option<u32>,
+    pub(crate) clients: Option<u32>,
     /// Seconds between statistics snapshots during `run`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub snapshot_every_s: Option<f64>,
+    pub(crate) snapshot_every_s: Option<f64>,
     /// pgbench --random-seed, the same in every arm so arms see the same update sequence.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub random_seed: Option<u64>,
+    pub(crate) random_seed: Option<u64>,
     /// Server settings for this size, on top of the study's.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub server: BTreeMap<String, String>,
+    pub(crate) server: BTreeMap<String, String>,
     /// The RAM of the machine this size stands for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ram: Option<String>,
+    pub(crate) ram: Option<String>,
 }
 
 impl SizeKind for SpvSize {
     fn server(&self) -> &BTreeMap<String, String> {
         &self.server
-    }
-
-    fn ram(&self) -> Option<&str> {
-        self.ram.as_deref()
     }
 
     fn check(&self) -> anyhow::Result<()> {

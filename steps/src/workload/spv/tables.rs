@@ -120,7 +120,7 @@ fn claims(rows: &[&Row]) -> Vec<Value> {
     ]
 }
 
-pub fn tables(runs: &[ArmRun]) -> Result<crate::analyze::Tables> {
+pub(crate) fn tables(runs: &[ArmRun]) -> Result<crate::analyze::Tables> {
     let mut rows: Vec<(Row, &ArmRun)> = runs.iter().map(|r| (row(r), r)).collect();
     // The article's order: fillfactor 100 → 30.
     rows.sort_by(|a, b| {

@@ -7,10 +7,10 @@ use anyhow::Result;
 
 use super::Profile;
 
-pub struct Condition {
-    pub number: u32,
-    pub name: &'static str,
-    pub sql: &'static str,
+pub(crate) struct Condition {
+    pub(crate) number: u32,
+    pub(crate) name: &'static str,
+    pub(crate) sql: &'static str,
 }
 
 /// Conditions 10 and 12: each customer `c` joined to `ol.s`, the amount of its delivered lines.
@@ -23,7 +23,7 @@ macro_rules! delivered_amount_per_customer {
     };
 }
 
-pub const CONDITIONS: &[Condition] = &[
+pub(crate) const CONDITIONS: &[Condition] = &[
     Condition { number: 1, name: "W_YTD = sum(D_YTD)", sql:
         "SELECT count(*) FROM warehouse w JOIN (SELECT d_w_id, sum(d_ytd) s FROM district GROUP BY d_w_id) d \
          ON d.d_w_id = w.w_id WHERE w.w_ytd <> d.s" },
@@ -68,7 +68,7 @@ pub const CONDITIONS: &[Condition] = &[
 ];
 
 /// The conditions a profile guarantees.
-pub fn for_profile(p: Profile) -> Vec<&'static Condition> {
+pub(crate) fn for_profile(p: Profile) -> Vec<&'static Condition> {
     CONDITIONS
         .iter()
         .filter(|c| match p {
@@ -79,7 +79,7 @@ pub fn for_profile(p: Profile) -> Vec<&'static Condition> {
 }
 
 /// Runs the profile's conditions: check.json's content.
-pub fn run(c: &mut postgres::Client, p: Profile) -> Result<CheckJson> {
+pub(crate) fn run(c: &mut postgres::Client, p: Profile) -> Result<CheckJson> {
     let mut conditions = vec![];
     for cond in for_profile(p) {
         let n: i64 = c.query_one(cond.sql, &[])?.get(0);

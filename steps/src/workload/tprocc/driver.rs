@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use hdrhistogram::Histogram;
 
-pub use crate::stats::{add_buckets, hist_buckets, new_histogram};
+pub(crate) use crate::stats::{hist_buckets, new_histogram};
 
 use super::files::{TxnFigures, WaitEvents, WorkloadJson};
 use super::rng::{lastname, Rng};
@@ -25,14 +25,14 @@ use crate::io::CsvAppender;
 use crate::server::Server;
 use crate::snapshot::{Phase, Sampler};
 
-pub const TXNS: [&str; 5] = [
+pub(crate) const TXNS: [&str; 5] = [
     "new_order",
     "payment",
     "order_status",
     "delivery",
     "stock_level",
 ];
-pub const WORKLOAD_HEADER: &[&str] = &[
+pub(crate) const WORKLOAD_HEADER: &[&str] = &[
     "t_s",
     "phase",
     "txn",
@@ -300,17 +300,17 @@ fn warehouse_list(rng: &mut Rng, vu: u32, vus: u32, max_w: i32, all: bool) -> Ve
 }
 
 /// What a driver run measured: the figures its callers use, and workload.json's content.
-pub struct Outcome {
+pub(crate) struct Outcome {
     /// New orders per minute over the measured window (server-side, d_next_o_id).
-    pub nopm: f64,
-    pub tpm: f64,
+    pub(crate) nopm: f64,
+    pub(crate) tpm: f64,
     /// Transactions the virtual users completed per second (commits and rollbacks).
-    pub client_transactions_per_s: f64,
+    pub(crate) client_transactions_per_s: f64,
     /// CPU seconds of the virtual-user threads.
-    pub vu_cpu_s: f64,
-    pub interrupted: bool,
+    pub(crate) vu_cpu_s: f64,
+    pub(crate) interrupted: bool,
     /// workload.json (docs/run-directory.md).
-    pub file: WorkloadJson,
+    pub(crate) file: WorkloadJson,
 }
 
 fn monitor_sample(c: &mut postgres::Client) -> Result<(i64, i64)> {
@@ -536,7 +536,7 @@ impl Collector {
 
 /// Runs the workload, writing samples.csv and workload.csv into `dir`; returns workload.json's
 /// content.
-pub fn run(
+pub(crate) fn run(
     server: &Server,
     db: &str,
     shape: &Shape,

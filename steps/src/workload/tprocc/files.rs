@@ -8,60 +8,60 @@ use serde::{Deserialize, Serialize};
 
 /// One transaction type over the measured window, client side.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct TxnFigures {
-    pub count: u64,
-    pub errors: u64,
-    pub rollbacks: u64,
-    pub p50_ms: f64,
-    pub p90_ms: f64,
-    pub p95_ms: f64,
-    pub p99_ms: f64,
-    pub max_ms: f64,
+pub(crate) struct TxnFigures {
+    pub(crate) count: u64,
+    pub(crate) errors: u64,
+    pub(crate) rollbacks: u64,
+    pub(crate) p50_ms: f64,
+    pub(crate) p90_ms: f64,
+    pub(crate) p95_ms: f64,
+    pub(crate) p99_ms: f64,
+    pub(crate) max_ms: f64,
     /// The window's latency histogram, `[[µs, count], …]`, which analyze merges across repeats.
     #[serde(default)]
-    pub hist_us: Vec<[u64; 2]>,
+    pub(crate) hist_us: Vec<[u64; 2]>,
 }
 
 /// What the VUs' backends were doing, sampled every `every_ms` over the measured window.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct WaitEvents {
-    pub every_ms: u64,
-    pub samples: u64,
-    pub counts: BTreeMap<String, u64>,
+pub(crate) struct WaitEvents {
+    pub(crate) every_ms: u64,
+    pub(crate) samples: u64,
+    pub(crate) counts: BTreeMap<String, u64>,
 }
 
 /// workload.json of a TPROC-C run.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct WorkloadJson {
+pub(crate) struct WorkloadJson {
     /// Always `tprocc`.
-    pub workload: String,
-    pub profile: String,
-    pub warehouses: i64,
-    pub vus: u32,
+    pub(crate) workload: String,
+    pub(crate) profile: String,
+    pub(crate) warehouses: i64,
+    pub(crate) vus: u32,
     #[serde(default)]
-    pub all_warehouses: bool,
-    pub rampup_s: f64,
+    pub(crate) all_warehouses: bool,
+    pub(crate) rampup_s: f64,
     /// Measured seconds.
-    pub duration_s: f64,
-    pub nopm: f64,
-    pub tpm: f64,
-    pub tpm_per_nopm: f64,
-    pub new_orders: i64,
-    pub server_transactions: i64,
-    pub client_transactions_per_s: f64,
-    pub vu_cpu_s: f64,
+    pub(crate) duration_s: f64,
+    pub(crate) nopm: f64,
+    pub(crate) tpm: f64,
+    pub(crate) tpm_per_nopm: f64,
+    pub(crate) new_orders: i64,
+    pub(crate) server_transactions: i64,
+    pub(crate) client_transactions_per_s: f64,
+    pub(crate) vu_cpu_s: f64,
     /// Per transaction type (`new_order`, `payment`, …), the measured window.
-    pub transactions: BTreeMap<String, TxnFigures>,
+    pub(crate) transactions: BTreeMap<String, TxnFigures>,
     /// Per transaction type, committed during the ramp-up.
-    pub rampup_transactions: BTreeMap<String, u64>,
+    pub(crate) rampup_transactions: BTreeMap<String, u64>,
     #[serde(default)]
-    pub wait_events: Option<WaitEvents>,
-    pub interrupted: bool,
+    pub(crate) wait_events: Option<WaitEvents>,
+    pub(crate) interrupted: bool,
 }
 
 impl WorkloadJson {
     /// A run directory's workload.json as this type, if it is a TPROC-C one.
-    pub fn of(v: &serde_json::Value) -> Option<WorkloadJson> {
+    pub(crate) fn of(v: &serde_json::Value) -> Option<WorkloadJson> {
         (v["workload"] == "tprocc")
             .then(|| serde_json::from_value(v.clone()).ok())
             .flatten()

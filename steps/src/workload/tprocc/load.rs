@@ -18,14 +18,14 @@ use super::rng::{lastname, Rng};
 use super::Profile;
 use crate::server::Server;
 
-pub const ITEMS: i64 = 100_000;
-pub const DISTRICTS: i64 = 10;
-pub const CUSTOMERS: i64 = 3_000;
-pub const ORDERS: i64 = 3_000;
+pub(crate) const ITEMS: i64 = 100_000;
+pub(crate) const DISTRICTS: i64 = 10;
+pub(crate) const CUSTOMERS: i64 = 3_000;
+pub(crate) const ORDERS: i64 = 3_000;
 /// Orders from this id on are undelivered at load (new_order rows, NULL carrier).
-pub const FIRST_UNDELIVERED: i64 = 2_101;
+pub(crate) const FIRST_UNDELIVERED: i64 = 2_101;
 /// C for C_LAST's NURand at load time (HammerDB uses 123 at load and at run time).
-pub const C_LAST_LOAD: i64 = 123;
+pub(crate) const C_LAST_LOAD: i64 = 123;
 
 #[derive(Debug, Clone, Copy)]
 enum Task {
@@ -172,7 +172,7 @@ fn pool<T: Send + std::fmt::Debug + Copy>(
 /// Loads `warehouses` warehouses into `db` with `threads` connections, then builds the primary
 /// keys and secondary indexes (`indexes`, one statement per line, biggest first) and runs ANALYZE,
 /// table by table over the same number of connections.
-pub fn load(
+pub(crate) fn load(
     server: &Server,
     db: &str,
     warehouses: i64,

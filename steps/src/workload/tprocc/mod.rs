@@ -3,43 +3,43 @@
 //! functions (sql/tprocc/), a Rust driver, and the TPC-C consistency checks. Two profiles:
 //! `hammerdb` (default) and `spec`.
 
-pub mod check;
-pub mod driver;
-pub mod files;
-pub mod load;
-pub mod rng;
-pub mod run;
-pub mod size;
-pub mod tables;
+pub(crate) mod check;
+pub(crate) mod driver;
+pub(crate) mod files;
+pub(crate) mod load;
+pub(crate) mod rng;
+pub(crate) mod run;
+pub(crate) mod size;
+pub(crate) mod tables;
 
 use anyhow::{Context, Result};
 
 use crate::study::SizeKind;
 use size::TproccSize;
 
-pub const SCHEMA: &str = include_str!("../../../sql/tprocc/schema.sql");
-pub const INDEXES: &str = include_str!("../../../sql/tprocc/indexes.sql");
-pub const FUNCTIONS: &str = include_str!("../../../sql/tprocc/functions.sql");
+pub(crate) const SCHEMA: &str = include_str!("../../../sql/tprocc/schema.sql");
+pub(crate) const INDEXES: &str = include_str!("../../../sql/tprocc/indexes.sql");
+pub(crate) const FUNCTIONS: &str = include_str!("../../../sql/tprocc/functions.sql");
 
-pub use size::Profile;
+pub(crate) use size::Profile;
 
 /// A TPROC-C size, validated.
 #[derive(Debug, Clone)]
-pub struct Shape {
-    pub warehouses: i64,
-    pub vus: u32,
-    pub rampup_s: f64,
-    pub duration_s: f64,
-    pub snapshot_every_s: f64,
-    pub profile: Profile,
-    pub all_warehouses: bool,
+pub(crate) struct Shape {
+    pub(crate) warehouses: i64,
+    pub(crate) vus: u32,
+    pub(crate) rampup_s: f64,
+    pub(crate) duration_s: f64,
+    pub(crate) snapshot_every_s: f64,
+    pub(crate) profile: Profile,
+    pub(crate) all_warehouses: bool,
     /// The New-Order function the VUs call: `neword`, or in the driver benchmark the wrapper
     /// that catches the 1 % invalid-item error as pgbench's script must (`neword_caught`).
-    pub neword: &'static str,
+    pub(crate) neword: &'static str,
 }
 
 impl Shape {
-    pub fn of(size: &TproccSize) -> Result<Shape> {
+    pub(crate) fn of(size: &TproccSize) -> Result<Shape> {
         size.check()?;
         let warehouses = size.warehouses.unwrap_or(1);
         let duration_s = size.duration_s.unwrap_or(60.0);
@@ -56,7 +56,7 @@ impl Shape {
     }
 
     /// The template machinery's view of this size: HammerDB's row counts, loaded by `load`.
-    pub fn loader(self) -> super::Loader {
+    pub(crate) fn loader(self) -> super::Loader {
         super::Loader {
             workload: "tprocc",
             parts: vec![("the TPROC-C loader".into(), self.ddl())],
@@ -70,7 +70,7 @@ impl Shape {
     }
 
     /// The DDL a build of this shape runs (schema, then after the load indexes and functions).
-    pub fn ddl(&self) -> String {
+    pub(crate) fn ddl(&self) -> String {
         format!(
             "-- tprocc, profile {}, {} warehouse(s)\n{SCHEMA}\n-- (data loaded here)\n{INDEXES}\n{FUNCTIONS}",
             self.profile.name(),
@@ -79,7 +79,7 @@ impl Shape {
     }
 
     /// Exact row counts after a load (order_line is checked against sum(o_ol_cnt)).
-    pub fn expected(&self) -> Vec<(String, i64)> {
+    pub(crate) fn expected(&self) -> Vec<(String, i64)> {
         let w = self.warehouses;
         vec![
             ("item".into(), load::ITEMS),
@@ -154,12 +154,12 @@ impl super::loader::OwnLoad for Shape {
 
 /// The comment that marks a TPROC-C database with its profile (set by build, checked by `run`
 /// and `check`).
-pub fn mark(profile: Profile) -> String {
+pub(crate) fn mark(profile: Profile) -> String {
     format!("hotlab tprocc profile={}", profile.name())
 }
 
 /// Refuses a database that was not built for TPROC-C with this profile.
-pub fn check_database(c: &mut postgres::Client, db: &str, profile: Profile) -> Result<()> {
+pub(crate) fn check_database(c: &mut postgres::Client, db: &str, profile: Profile) -> Result<()> {
     let found: Option<String> = c
         .query_one(
             "SELECT CASE WHEN to_regclass('district') IS NULL THEN NULL \

@@ -2,7 +2,7 @@
 //! MakeAlphaString, Makezip, MakeNumberString) over a small, fast, seedable generator
 //! (SplitMix64), so loads and drivers need no extra crate and can be reproduced.
 
-pub struct Rng(u64);
+pub(crate) struct Rng(u64);
 
 const ALNUM: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 const SYLLABLES: [&str; 10] = [
@@ -10,12 +10,12 @@ const SYLLABLES: [&str; 10] = [
 ];
 
 impl Rng {
-    pub fn new(seed: u64) -> Rng {
+    pub(crate) fn new(seed: u64) -> Rng {
         Rng(seed ^ 0x9E37_79B9_7F4A_7C15)
     }
 
     /// A seed from the clock and a salt (threads get different streams).
-    pub fn from_time(salt: u64) -> Rng {
+    pub(crate) fn from_time(salt: u64) -> Rng {
         let t = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_nanos() as u64)
@@ -26,7 +26,7 @@ impl Rng {
         )
     }
 
-    pub fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -35,21 +35,21 @@ impl Rng {
     }
 
     /// RandomNumber(lo, hi): uniform over lo..=hi.
-    pub fn range(&mut self, lo: i64, hi: i64) -> i64 {
+    pub(crate) fn range(&mut self, lo: i64, hi: i64) -> i64 {
         debug_assert!(hi >= lo);
         let span = (hi - lo + 1) as u64;
         lo + (self.next_u64() % span) as i64
     }
 
     /// NURand(A, x, y, C) of TPC-C.
-    pub fn nurand(&mut self, a: i64, x: i64, y: i64, c: i64) -> i64 {
+    pub(crate) fn nurand(&mut self, a: i64, x: i64, y: i64, c: i64) -> i64 {
         (((self.range(0, a) | self.range(x, y)) + c) % (y - x + 1)) + x
     }
 
     /// MakeAlphaString(lo, hi): length uniform in lo..=hi over [0-9A-Za-z]. Six bits per
     /// character, ten from each 64-bit draw, values 62 and 63 rejected: uniform and cheap (the
     /// loader spends most of its client time here).
-    pub fn alnum(&mut self, lo: i64, hi: i64, out: &mut String) {
+    pub(crate) fn alnum(&mut self, lo: i64, hi: i64, out: &mut String) {
         let n = self.range(lo, hi) as usize;
         out.reserve(n);
         let (mut bits, mut left, mut k) = (0u64, 0, 0);
@@ -68,21 +68,21 @@ impl Rng {
         }
     }
 
-    pub fn alnum_string(&mut self, lo: i64, hi: i64) -> String {
+    pub(crate) fn alnum_string(&mut self, lo: i64, hi: i64) -> String {
         let mut s = String::with_capacity(hi as usize);
         self.alnum(lo, hi, &mut s);
         s
     }
 
     /// Makezip: a number 0..9999 written over the start of "000011111".
-    pub fn zip(&mut self, out: &mut String) {
+    pub(crate) fn zip(&mut self, out: &mut String) {
         let r = self.range(0, 9999).to_string();
         out.push_str(&r);
         out.push_str(&"000011111"[r.len()..]);
     }
 
     /// MakeNumberString: two numbers 0..99,999,999, each left-aligned in "00000000".
-    pub fn phone(&mut self, out: &mut String) {
+    pub(crate) fn phone(&mut self, out: &mut String) {
         for _ in 0..2 {
             let r = self.range(0, 99_999_999).to_string();
             out.push_str(&r);
@@ -91,13 +91,13 @@ impl Rng {
     }
 
     /// `k` percent chance.
-    pub fn percent(&mut self, k: i64) -> bool {
+    pub(crate) fn percent(&mut self, k: i64) -> bool {
         self.range(1, 100) <= k
     }
 }
 
 /// Lastname(n), n in 0..=999: three syllables.
-pub fn lastname(n: i64) -> String {
+pub(crate) fn lastname(n: i64) -> String {
     let n = n as usize;
     format!(
         "{}{}{}",

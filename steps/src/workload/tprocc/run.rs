@@ -35,7 +35,13 @@ impl crate::workload::Room for TproccSize {
     }
 }
 
-pub fn run(ctx: &Ctx, rd: &RunDir, plan: &ArmPlan, db: &str, size: &TproccSize) -> Result<()> {
+pub(crate) fn run(
+    ctx: &Ctx,
+    rd: &RunDir,
+    plan: &ArmPlan,
+    db: &str,
+    size: &TproccSize,
+) -> Result<()> {
     let shape = Shape::of(size)?;
     let server = Server::ensure(ctx)?;
     super::check_database(&mut server.connect(db)?, db, shape.profile)?;

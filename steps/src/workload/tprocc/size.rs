@@ -13,44 +13,40 @@ use crate::study::kind::SizeKind;
 #[serde(deny_unknown_fields)]
 pub struct TproccSize {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub warehouses: Option<i64>,
+    pub(crate) warehouses: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub vus: Option<u32>,
+    pub(crate) vus: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rampup_s: Option<f64>,
+    pub(crate) rampup_s: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub duration_s: Option<f64>,
+    pub(crate) duration_s: Option<f64>,
     /// Seconds between statistics snapshots during `run`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub snapshot_every_s: Option<f64>,
+    pub(crate) snapshot_every_s: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub profile: Option<Profile>,
+    pub(crate) profile: Option<Profile>,
     /// HammerDB's "use all warehouses": each VU spreads over a list of warehouses.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub all_warehouses: Option<bool>,
+    pub(crate) all_warehouses: Option<bool>,
     /// Server settings for this size, on top of the study's.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub server: BTreeMap<String, String>,
+    pub(crate) server: BTreeMap<String, String>,
     /// Article sizes: new orders per warehouse per minute the article's default arm ran (its
     /// churn), the time base of a scale model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nopm_per_warehouse: Option<f64>,
+    pub(crate) nopm_per_warehouse: Option<f64>,
     /// The RAM of the machine this size stands for. `run` confines a server on this machine to
     /// it (page cache included) where the platform allows; a scale model scales it as bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ram: Option<String>,
+    pub(crate) ram: Option<String>,
     /// A scale model of an article size (see `scale.rs` and docs/scale-models.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scale: Option<Scale>,
+    pub(crate) scale: Option<Scale>,
 }
 
 impl SizeKind for TproccSize {
     fn server(&self) -> &BTreeMap<String, String> {
         &self.server
-    }
-
-    fn ram(&self) -> Option<&str> {
-        self.ram.as_deref()
     }
 
     fn check(&self) -> anyhow::Result<()> {
@@ -88,7 +84,7 @@ impl SizeKind for TproccSize {
 /// The TPROC-C transaction profile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
-pub enum Profile {
+pub(crate) enum Profile {
     /// HammerDB's update column set and 10/10/1/1/1 mix, uniform ids; two defects fixed.
     #[default]
     Hammerdb,
@@ -97,7 +93,7 @@ pub enum Profile {
 }
 
 impl Profile {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Profile::Hammerdb => "hammerdb",
             Profile::Spec => "spec",
@@ -108,16 +104,16 @@ impl Profile {
 /// `scale:` in a size of the study file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Scale {
+pub(crate) struct Scale {
     /// The article size this one is a scale model of.
-    pub from: String,
+    pub(crate) from: String,
     /// Warehouses of the model: bytes scale by warehouses / the article size's warehouses.
-    pub warehouses: i64,
+    pub(crate) warehouses: i64,
     /// New orders per warehouse per minute this machine sustains at the model's size; the time
     /// factor is the article size's `nopm_per_warehouse` divided by this.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nopm_per_warehouse: Option<f64>,
+    pub(crate) nopm_per_warehouse: Option<f64>,
     /// The time factor itself, instead of `nopm_per_warehouse`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub time_factor: Option<f64>,
+    pub(crate) time_factor: Option<f64>,
 }

@@ -206,7 +206,7 @@ struct Cx<'a> {
 }
 
 /// The TPROC-C summary: one function per printed table, in the order printed.
-pub fn tables(runs: &[ArmRun]) -> Result<crate::analyze::Tables> {
+pub(crate) fn tables(runs: &[ArmRun]) -> Result<crate::analyze::Tables> {
     let figs: Vec<RunFigures> = runs.iter().map(figures).collect();
     let arms = crate::analyze::by_arm(&figs, |f| f.arm.clone(), |f| f.complete);
     let ours_wh = runs

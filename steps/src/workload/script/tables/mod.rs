@@ -6,7 +6,7 @@
 //! direction flag, and its five claims checked. Partitions are already added up into their
 //! parent by `load`. Reads only what `load` read plus workload.csv.
 
-pub mod small_table;
+pub(crate) mod small_table;
 
 use serde_json::{json, Value};
 
@@ -18,57 +18,55 @@ use crate::stats::Stats;
 
 /// One run's figures for the updated table `t`.
 #[derive(Debug, Clone, Default)]
-pub struct Row {
-    pub name: String,
-    pub arm: String,
-    pub complete: bool,
-    pub tps: Option<f64>,
-    pub tps_final: Option<f64>,
-    pub upd_per_s: Option<f64>,
-    pub p50: Option<f64>,
-    pub p95: Option<f64>,
-    pub p99: Option<f64>,
-    pub hot_pct: Option<f64>,
-    pub newpage_pct: Option<f64>,
+pub(crate) struct Row {
+    pub(crate) name: String,
+    pub(crate) arm: String,
+    pub(crate) complete: bool,
+    pub(crate) tps: Option<f64>,
+    pub(crate) tps_final: Option<f64>,
+    pub(crate) upd_per_s: Option<f64>,
+    pub(crate) p50: Option<f64>,
+    pub(crate) p95: Option<f64>,
+    pub(crate) p99: Option<f64>,
+    pub(crate) hot_pct: Option<f64>,
+    pub(crate) newpage_pct: Option<f64>,
     /// HOT % of the first and the last interval between samples.
-    pub hot_first: Option<f64>,
-    pub hot_last: Option<f64>,
-    pub dead_end: Option<f64>,
-    pub heap_start: Option<f64>,
-    pub heap_end: Option<f64>,
-    pub index_start: Option<f64>,
-    pub index_end: Option<f64>,
+    pub(crate) hot_first: Option<f64>,
+    pub(crate) hot_last: Option<f64>,
+    pub(crate) dead_end: Option<f64>,
+    pub(crate) heap_start: Option<f64>,
+    pub(crate) heap_end: Option<f64>,
+    pub(crate) index_start: Option<f64>,
+    pub(crate) index_end: Option<f64>,
     /// Shared buffers of the table and its indexes at the end, and dirty ones.
-    pub buffers_end: Option<f64>,
-    pub dirty_end: Option<f64>,
+    pub(crate) buffers_end: Option<f64>,
+    pub(crate) dirty_end: Option<f64>,
     /// The whole cache at the end (every database): used and dirty buffers.
-    pub cache_used_end: Option<f64>,
-    pub cache_dirty_end: Option<f64>,
-    pub pk_hits: Option<f64>,
-    pub wal_per_txn: Option<f64>,
-    pub checkpoints: Option<f64>,
-    pub database_end: Option<f64>,
-    pub shared_buffers: Option<f64>,
+    pub(crate) cache_used_end: Option<f64>,
+    pub(crate) cache_dirty_end: Option<f64>,
+    pub(crate) pk_hits: Option<f64>,
+    pub(crate) wal_per_txn: Option<f64>,
+    pub(crate) checkpoints: Option<f64>,
+    pub(crate) database_end: Option<f64>,
+    pub(crate) shared_buffers: Option<f64>,
     /// Full-page images written per transaction (Δ pg_stat_wal.wal_fpi / transactions).
-    pub fpi_per_txn: Option<f64>,
+    pub(crate) fpi_per_txn: Option<f64>,
     /// Buffers and dirty buffers of the table and its indexes at the window's middle sample.
-    pub buffers_mid: Option<f64>,
-    pub dirty_mid: Option<f64>,
+    pub(crate) buffers_mid: Option<f64>,
+    pub(crate) dirty_mid: Option<f64>,
     /// The share (%) of the table's pages holding a row the scripts hit, after the build and
     /// after the run (hot_rows.csv).
-    pub hot_pages_start: Option<f64>,
-    pub hot_pages_end: Option<f64>,
+    pub(crate) hot_pages_start: Option<f64>,
+    pub(crate) hot_pages_end: Option<f64>,
     /// TPS of the window's last third against its first third, in % (per-second log).
-    pub tps_rise_pct: Option<f64>,
-    /// HOT % per interval between samples (seconds into the window, %).
-    pub hot_series: Vec<(f64, f64)>,
+    pub(crate) tps_rise_pct: Option<f64>,
     /// HOT updates per second per interval (the article's "HOT activity": a rate, not a share).
-    pub hot_rate_series: Vec<(f64, f64)>,
+    pub(crate) hot_rate_series: Vec<(f64, f64)>,
     /// What the arm varied besides fillfactor: its data layout variable and build route.
-    pub layout: String,
-    pub build: String,
+    pub(crate) layout: String,
+    pub(crate) build: String,
     /// The arm ran at the same time as others on one server.
-    pub together: bool,
+    pub(crate) together: bool,
 }
 
 /// The indexes of `t` seen in the snapshots (a partitioned table's own, not its leaves').
@@ -84,7 +82,7 @@ fn indexes_of<'a>(r: &'a ArmRun, t: &str) -> Vec<&'a str> {
     v
 }
 
-pub fn row(r: &ArmRun, t: &str) -> Row {
+pub(crate) fn row(r: &ArmRun, t: &str) -> Row {
     let w = &r.workload;
     let measured_s = w["measured_s"].as_f64();
     let txns = w["transactions"].as_f64();
@@ -147,7 +145,6 @@ pub fn row(r: &ArmRun, t: &str) -> Row {
         hot_pages_start: r.hot_pages_pct("start"),
         hot_pages_end: r.hot_pages_pct("end"),
         tps_rise_pct: tps_rise(r),
-        hot_series,
         hot_rate_series: charts::per_interval(r.table_series(t, "n_tup_hot_upd"), 1.0),
         layout: match r.plan.size_spec.as_ref() {
             Some(crate::study::Size::Pgbench(p)) => p.var("layout").unwrap_or_default(),
@@ -181,7 +178,7 @@ fn tps_rise(r: &ArmRun) -> Option<f64> {
 /// An arm's latency percentiles (p50, p95, p99 in ms) over all its complete runs' transactions:
 /// their window histograms merged, never their percentiles averaged. A run without a histogram
 /// (older directories) can stand alone only: with more than one run, None.
-pub fn pooled_latency(workloads: &[&Value]) -> Option<[f64; 3]> {
+pub(crate) fn pooled_latency(workloads: &[&Value]) -> Option<[f64; 3]> {
     let mut h = crate::stats::new_histogram();
     for w in workloads {
         let b = &w["hist_us"];
@@ -231,7 +228,7 @@ fn buffers_at(r: &ArmRun, at: Moment) -> impl Fn(&str, &str) -> Option<f64> + '_
 }
 
 /// Per-second TPS of a run from its workload.csv (seconds since pgbench started).
-pub fn tps_series(r: &ArmRun) -> Vec<(f64, f64)> {
+pub(crate) fn tps_series(r: &ArmRun) -> Vec<(f64, f64)> {
     r.workload_column("tps")
         .into_iter()
         .map(|(t, v, _)| (t, v))
@@ -247,7 +244,7 @@ fn p95_series(r: &ArmRun) -> Vec<(f64, f64)> {
         .collect()
 }
 
-pub type Getter = fn(&Row) -> Option<f64>;
+pub(crate) type Getter = fn(&Row) -> Option<f64>;
 
 /// (label, getter, decimals, unit): the per-arm table's columns.
 const FIGURES: &[(&str, Getter, usize, &str)] = &[
@@ -294,16 +291,16 @@ fn stats(rows: &[&Row], g: Getter) -> Option<Stats> {
 }
 
 /// Rows per arm (complete runs, in the order they first ran).
-pub type Arms<'a> = [(String, Vec<&'a Row>)];
+pub(crate) type Arms<'a> = [(String, Vec<&'a Row>)];
 
 /// One figure of one arm over its runs.
-pub fn arm_stats(arms: &Arms, arm: &str, g: Getter) -> Option<Stats> {
+pub(crate) fn arm_stats(arms: &Arms, arm: &str, g: Getter) -> Option<Stats> {
     let (_, v) = arms.iter().find(|(a, _)| a == arm)?;
     stats(v, g)
 }
 
 /// The mean of a figure of arm `a` over the mean of arm `b`.
-pub fn arm_ratio(arms: &Arms, a: &str, b: &str, g: Getter) -> Option<f64> {
+pub(crate) fn arm_ratio(arms: &Arms, a: &str, b: &str, g: Getter) -> Option<f64> {
     match (arm_stats(arms, a, g), arm_stats(arms, b, g)) {
         (Some(x), Some(y)) if y.mean > 0.0 => Some(x.mean / y.mean),
         _ => None,
@@ -312,9 +309,12 @@ pub fn arm_ratio(arms: &Arms, a: &str, b: &str, g: Getter) -> Option<f64> {
 
 /// A study's own sections after the per-arm table (study 001's comparison with its article):
 /// given the rows per arm and the runs, its Markdown, claims and the rest of its JSON.
-pub type Section = fn(&Arms, &[&ArmRun]) -> (String, Vec<Value>, Value);
+pub(crate) type Section = fn(&Arms, &[&ArmRun]) -> (String, Vec<Value>, Value);
 
-pub fn tables(runs: &[ArmRun], section: Option<Section>) -> anyhow::Result<crate::analyze::Tables> {
+pub(crate) fn tables(
+    runs: &[ArmRun],
+    section: Option<Section>,
+) -> anyhow::Result<crate::analyze::Tables> {
     let plan = &runs[0].plan;
     let t = plan
         .sweep_table

@@ -639,7 +639,7 @@ fn claims(arms: &Arms, p: &Published) -> (String, Vec<Value>) {
 
 /// Study 001's sections: the hypotheses, every figure, the five claims. Returns the Markdown,
 /// the claims (summary.json's `claims`) and the rest (`study_001`).
-pub fn sections(arms: &Arms, runs: &[&ArmRun]) -> (String, Vec<Value>, Value) {
+pub(crate) fn sections(arms: &Arms, runs: &[&ArmRun]) -> (String, Vec<Value>, Value) {
     let p = Published::load();
     let bytes_factor = runs
         .iter()
