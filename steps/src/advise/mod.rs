@@ -15,8 +15,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
-use serde::Serialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
 use crate::analyze::ladder::{recommend, Rung};
 use crate::analyze::{md_table, num, DEFAULT_THRESHOLD};
@@ -80,7 +79,7 @@ fn connection(args: &Args) -> Result<crate::server::ConnInfo> {
 }
 
 /// An index column that blocks HOT for updates of that column.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct Blocker {
     pub(crate) index: String,
     pub(crate) access_method: String,
@@ -88,7 +87,7 @@ pub(crate) struct Blocker {
     pub(crate) role: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct Column {
     pub(crate) name: String,
     /// pg_stat_statements calls of the statements that SET it.
@@ -96,7 +95,7 @@ pub(crate) struct Column {
     pub(crate) blocked_by: Vec<Blocker>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TableAdvice {
     pub(crate) schema: String,
     pub table: String,
@@ -158,15 +157,17 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     let (conn, label, out) = match &args.run {
         Some(dir) => {
             let rd = RunDir::open(dir)?;
-            let stored = crate::io::read_json(&rd.file("advise.json")).ok();
+            let stored: Option<AdviseJson> = crate::io::read_json(&rd.file("advise.json"))
+                .ok()
+                .and_then(|v| serde_json::from_value(v).ok());
             let db = match (rd.database(), &stored) {
                 (Ok(db), _) => db,
                 // The arm's database is gone, but `just arm` advised on it after the run.
                 (Err(_), Some(j)) => {
-                    println!("{}", j["markdown"].as_str().unwrap_or_default());
+                    println!("{}", j.markdown);
                     eprintln!(
                         "hotlab: advise as recorded after the run ({}); the arm's database was dropped since",
-                        j["generated"].as_str().unwrap_or("?")
+                        j.generated
                     );
                     return Ok(());
                 }
@@ -200,30 +201,117 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     let db = conn.get("dbname").unwrap_or_default().to_string();
     let mut client = crate::server::tls::connect(&conn, conn.config(&db))
         .map_err(|e| anyhow::anyhow!("connecting to {label}: {e:#}"))?;
-    let (markdown, json) = advise(&mut client, &label, args.threshold)?;
+    let json = advise(&mut client, &label, args.threshold)?;
     match out {
         Some(p) if p.as_os_str() == "-" => println!("{}", serde_json::to_string_pretty(&json)?),
         Some(p) => {
             write_json_atomic(&p, &json)?;
-            println!("{markdown}");
+            println!("{}", json.markdown);
             eprintln!("hotlab: advise: {}", p.display());
         }
-        None => println!("{markdown}"),
+        None => println!("{}", json.markdown),
     }
     Ok(())
 }
 
-/// The three tests on the connected database, in one READ ONLY transaction: (Markdown, JSON).
-pub fn advise(
-    client: &mut postgres::Client,
-    label: &str,
-    threshold: f64,
-) -> Result<(String, serde_json::Value)> {
+/// advise.json: what `advise` found on one database, written by `advise` and read by `advise`
+/// (an arm whose database is gone) and `analyze`'s report.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AdviseJson {
+    pub(crate) database: String,
+    pub(crate) server_version: String,
+    pub(crate) generated: String,
+    pub(crate) stats_reset: Option<String>,
+    pub(crate) shared_buffers_bytes: i64,
+    pub(crate) threshold_pct: f64,
+    pub(crate) test2: Test2,
+    pub tables: Vec<TableAdvice>,
+    pub(crate) unparsed: Vec<Unparsed>,
+    pub markdown: String,
+}
+
+/// The three tests on the connected database, in one READ ONLY transaction.
+pub fn advise(client: &mut postgres::Client, label: &str, threshold: f64) -> Result<AdviseJson> {
     let mut tx = client
         .build_transaction()
         .read_only(true)
         .start()
         .context("starting a read-only transaction")?;
+    let version_text = check_server(&mut tx)?;
+    let shared_buffers: i64 = tx
+        .query_one(
+            "SELECT setting::bigint * current_setting('block_size')::bigint FROM pg_settings WHERE name = 'shared_buffers'",
+            &[],
+        )?
+        .get(0);
+    let stats_reset: Option<String> = tx
+        .query_one(
+            "SELECT stats_reset::text FROM pg_stat_database WHERE datname = current_database()",
+            &[],
+        )?
+        .get(0);
+    let raws = table_stats(&mut tx)?;
+    if raws.iter().all(|r| r.upd == 0) {
+        bail!(
+            "no table of {label} has been updated since its statistics were reset ({}): nothing to recommend yet; run the workload, then advise",
+            stats_reset.as_deref().unwrap_or("never")
+        );
+    }
+    let blockers = index_columns(&mut tx)?;
+    let (test2, statements, unparsed) = statements(&mut tx)?;
+    let search_path: Vec<String> = tx
+        .query_one("SELECT current_schemas(false)::text[]", &[])?
+        .get(0);
+    tx.commit()?;
+    let set = columns_set(&statements, &search_path, &raws);
+    let mut tables: Vec<TableAdvice> = raws
+        .iter()
+        .map(|r| {
+            let key = (r.schema.clone(), r.table.clone());
+            let columns = test2.done.then(|| {
+                set.get(&key)
+                    .map(|cols| {
+                        cols.iter()
+                            .map(|(c, calls)| Column {
+                                name: c.clone(),
+                                calls: *calls,
+                                blocked_by: blockers
+                                    .get(&(key.0.clone(), key.1.clone(), c.clone()))
+                                    .cloned()
+                                    .unwrap_or_default(),
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                    .unwrap_or_default()
+            });
+            let mut t = r.advice(shared_buffers, columns);
+            decide(&mut t, threshold);
+            t
+        })
+        .collect();
+    tables.sort_by(|a, b| {
+        b.updates
+            .cmp(&a.updates)
+            .then(a.schema.cmp(&b.schema))
+            .then(a.table.cmp(&b.table))
+    });
+    let markdown = markdown(label, &version_text, &test2, &tables, &unparsed);
+    Ok(AdviseJson {
+        database: label.to_string(),
+        server_version: version_text,
+        generated: now_rfc3339(),
+        stats_reset,
+        shared_buffers_bytes: shared_buffers,
+        threshold_pct: threshold,
+        test2,
+        tables,
+        unparsed,
+        markdown,
+    })
+}
+
+/// The server is 16 or later and the role sees other sessions' statistics; its version text.
+fn check_server(tx: &mut postgres::Transaction) -> Result<String> {
     let version: i32 = tx
         .query_one("SELECT current_setting('server_version_num')::int", &[])?
         .get(0);
@@ -240,19 +328,12 @@ pub fn advise(
     if !stats_role && !superuser {
         bail!("role {user} is not a member of pg_read_all_stats (other sessions' statements and statistics are hidden from it): GRANT pg_read_all_stats TO {user}");
     }
-    let shared_buffers: i64 = tx
-        .query_one(
-            "SELECT setting::bigint * current_setting('block_size')::bigint FROM pg_settings WHERE name = 'shared_buffers'",
-            &[],
-        )?
-        .get(0);
-    let stats_reset: Option<String> = tx
-        .query_one(
-            "SELECT stats_reset::text FROM pg_stat_database WHERE datname = current_database()",
-            &[],
-        )?
-        .get(0);
-    let raws: Vec<Raw> = tx
+    Ok(version_text)
+}
+
+/// Every ordinary table's update counters, live rows, heap size and fillfactor.
+fn table_stats(tx: &mut postgres::Transaction) -> Result<Vec<Raw>> {
+    Ok(tx
         .query(
             "SELECT s.schemaname::text, s.relname::text, s.n_tup_upd, s.n_tup_hot_upd, \
                     s.n_tup_newpage_upd, s.n_live_tup, pg_relation_size(s.relid), \
@@ -273,23 +354,18 @@ pub fn advise(
             heap: r.get(6),
             ff: r.get(7),
         })
-        .collect();
-    if raws.iter().all(|r| r.upd == 0) {
-        bail!(
-            "no table of {label} has been updated since its statistics were reset ({}): nothing to recommend yet; run the workload, then advise",
-            stats_reset.as_deref().unwrap_or("never")
-        );
-    }
-    let blockers = index_columns(&mut tx)?;
-    let (test2, statements, unparsed) = statements(&mut tx)?;
-    let search_path: Vec<String> = tx
-        .query_one("SELECT current_schemas(false)::text[]", &[])?
-        .get(0);
-    tx.commit()?;
+        .collect())
+}
 
-    // (schema, table) → column → calls
+/// (schema, table) → column → calls of the statements that SET it; an unqualified table is the
+/// first of the search path that has it.
+fn columns_set(
+    statements: &Statements,
+    search_path: &[String],
+    raws: &[Raw],
+) -> BTreeMap<(String, String), BTreeMap<String, i64>> {
     let mut set: BTreeMap<(String, String), BTreeMap<String, i64>> = BTreeMap::new();
-    for (u, calls) in &statements {
+    for (u, calls) in statements {
         let schema = match &u.schema {
             Some(s) => Some(s.clone()),
             None => search_path
@@ -303,27 +379,15 @@ pub fn advise(
             *cols.entry(c.clone()).or_default() += calls;
         }
     }
+    set
+}
 
-    let mut tables = vec![];
-    for r in &raws {
+impl Raw {
+    /// The table as the three tests see it, before `decide`.
+    fn advice(&self, shared_buffers: i64, columns: Option<Vec<Column>>) -> TableAdvice {
+        let r = self;
         let pct = |x: i64| (r.upd > 0).then(|| 100.0 * x as f64 / r.upd as f64);
-        let columns = test2.done.then(|| {
-            set.get(&(r.schema.clone(), r.table.clone()))
-                .map(|cols| {
-                    cols.iter()
-                        .map(|(c, calls)| Column {
-                            name: c.clone(),
-                            calls: *calls,
-                            blocked_by: blockers
-                                .get(&(r.schema.clone(), r.table.clone(), c.clone()))
-                                .cloned()
-                                .unwrap_or_default(),
-                        })
-                        .collect::<Vec<_>>()
-                })
-                .unwrap_or_default()
-        });
-        let mut t = TableAdvice {
+        TableAdvice {
             schema: r.schema.clone(),
             table: r.table.clone(),
             updates: r.upd,
@@ -341,30 +405,8 @@ pub fn advise(
             fillfactor_to_try: None,
             decision: String::new(),
             sweep: None,
-        };
-        decide(&mut t, threshold);
-        tables.push(t);
+        }
     }
-    tables.sort_by(|a, b| {
-        b.updates
-            .cmp(&a.updates)
-            .then(a.schema.cmp(&b.schema))
-            .then(a.table.cmp(&b.table))
-    });
-    let md = markdown(label, &version_text, &test2, &tables, &unparsed);
-    let json = json!({
-        "database": label,
-        "server_version": version_text,
-        "generated": now_rfc3339(),
-        "stats_reset": stats_reset,
-        "shared_buffers_bytes": shared_buffers,
-        "threshold_pct": threshold,
-        "test2": test2,
-        "tables": tables,
-        "unparsed": unparsed,
-        "markdown": md,
-    });
-    Ok((md, json))
 }
 
 /// Per (schema, table, column): the indexes whose key, INCLUDE list, expressions or predicate
@@ -421,7 +463,7 @@ fn index_columns(
 }
 
 /// Whether test 2 could be done, and why not.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct Test2 {
     pub(crate) done: bool,
     pub(crate) why_not: Option<String>,
@@ -434,7 +476,7 @@ pub(crate) struct Test2 {
 }
 
 /// A statement the parser could not read: counted and listed, never dropped.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct Unparsed {
     pub(crate) query: String,
     pub(crate) calls: i64,
@@ -445,8 +487,9 @@ type Statements = Vec<(parse::Updated, i64)>;
 
 /// pg_stat_statements of this database: the updates it saw, or why test 2 cannot be done.
 fn statements(tx: &mut postgres::Transaction) -> Result<(Test2, Statements, Vec<Unparsed>)> {
-    let not_done = |why: String, track: Option<String>| {
-        Ok((
+    Ok(match tracked(tx)? {
+        Ok((rows, track)) => parse_statements(rows, track),
+        Err((why, track)) => (
             Test2 {
                 done: false,
                 why_not: Some(why),
@@ -457,8 +500,15 @@ fn statements(tx: &mut postgres::Transaction) -> Result<(Test2, Statements, Vec<
             },
             vec![],
             vec![],
-        ))
-    };
+        ),
+    })
+}
+
+/// pg_stat_statements' (query, calls) of this database and its `track` setting; or why test 2
+/// cannot use them (and the setting).
+type Tracked = std::result::Result<(Vec<(String, i64)>, Option<String>), (String, Option<String>)>;
+
+fn tracked(tx: &mut postgres::Transaction) -> Result<Tracked> {
     let schema: Option<String> = tx
         .query_opt(
             "SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'pg_stat_statements'",
@@ -466,10 +516,10 @@ fn statements(tx: &mut postgres::Transaction) -> Result<(Test2, Statements, Vec<
         )?
         .map(|r| r.get(0));
     let Some(schema) = schema else {
-        return not_done(
+        return Ok(Err((
             "pg_stat_statements is not installed in this database: CREATE EXTENSION pg_stat_statements (with shared_preload_libraries = 'pg_stat_statements'); test 2 not done".into(),
             None,
-        );
+        )));
     };
     let track: Option<String> = tx
         .query_one(
@@ -494,13 +544,13 @@ fn statements(tx: &mut postgres::Transaction) -> Result<(Test2, Statements, Vec<
         }
         Err(e) => {
             drop(sp);
-            return not_done(
+            return Ok(Err((
                 format!(
                     "pg_stat_statements cannot be read ({}): add it to shared_preload_libraries and restart; test 2 not done",
                     db_error_line(&e)
                 ),
                 track,
-            );
+            )));
         }
     };
     let functions: i64 = tx
@@ -518,20 +568,31 @@ fn statements(tx: &mut postgres::Transaction) -> Result<(Test2, Statements, Vec<
         } else {
             "DO blocks run".to_string()
         };
-        return not_done(
+        return Ok(Err((
             format!(
                 "pg_stat_statements.track is {} and {what}: the statements inside them are invisible; set pg_stat_statements.track = all (ALTER SYSTEM, reload), run the workload, then advise; test 2 not done",
                 track.as_deref().unwrap_or("unset")
             ),
             track,
-        );
+        )));
     }
+    Ok(Ok((
+        rows.iter().map(|r| (r.get(0), r.get(1))).collect(),
+        track,
+    )))
+}
+
+/// The UPDATEs among the statements, the ones the parser could not read, and test 2's counts.
+fn parse_statements(
+    rows: Vec<(String, i64)>,
+    track: Option<String>,
+) -> (Test2, Statements, Vec<Unparsed>) {
     let mut found = vec![];
     let mut unparsed = vec![];
     let mut do_blocks = 0;
     let n = rows.len();
     for r in rows {
-        let (q, calls): (String, i64) = (r.get(0), r.get(1));
+        let (q, calls) = r;
         if is_do_block(&q) {
             do_blocks += 1;
             continue;
@@ -548,7 +609,7 @@ fn statements(tx: &mut postgres::Transaction) -> Result<(Test2, Statements, Vec<
             }),
         }
     }
-    Ok((
+    (
         Test2 {
             done: true,
             why_not: None,
@@ -559,7 +620,7 @@ fn statements(tx: &mut postgres::Transaction) -> Result<(Test2, Statements, Vec<
         },
         found,
         unparsed,
-    ))
+    )
 }
 
 fn is_do_block(q: &str) -> bool {

@@ -250,7 +250,8 @@ fn run_section(r: &super::load::ArmRun, out: &Path) -> String {
     // `advise` on this arm (written by `just arm` after the run): its selection table.
     if let Some(md) = crate::io::read_json(&r.dir.join("advise.json"))
         .ok()
-        .and_then(|j| j["markdown"].as_str().map(str::to_string))
+        .and_then(|j| serde_json::from_value::<crate::advise::AdviseJson>(j).ok())
+        .map(|a| a.markdown)
     {
         s.push_str(&format!(
             "<details open><summary>advise: the three tests on this arm</summary>\n{}</details>\n",

@@ -257,7 +257,7 @@ fn advise_reads_every_kind_of_index_and_statement_read_only() {
         "t_key", "t_brin", "t_expr", "t_pred", "t_incl", "t_ups", "Odd Name", "t_fn", "t_do",
     ];
     wait_for_updates(&server, db, &updated);
-    let (md, j) = advise::advise(&mut c, db, 1.0).unwrap();
+    let (md, j) = advise_json(&mut c, db);
     assert_eq!(j["test2"]["done"], true, "{}", j["test2"]);
     // A DO block is a container: its UPDATE is tracked (and found) on its own.
     assert_eq!(j["test2"]["unparsed"], 0, "{md}");
@@ -320,7 +320,7 @@ fn advise_reads_every_kind_of_index_and_statement_read_only() {
 
     // Without track = all the function's statement is invisible: test 2 is not done, and said.
     set_track(&server, "top");
-    let (md, j) = advise::advise(&mut c, db, 1.0).unwrap();
+    let (md, j) = advise_json(&mut c, db);
     assert_eq!(j["test2"]["done"], false);
     let why = j["test2"]["why_not"].as_str().unwrap();
     assert!(why.contains("set pg_stat_statements.track = all"), "{why}");
@@ -446,4 +446,10 @@ fn advise_reads_every_kind_of_index_and_statement_read_only() {
         .batch_execute("DROP ROLE IF EXISTS hotlab_advise_ro")
         .ok();
     server.drop_own_database(db).unwrap();
+}
+
+/// `advise` on `db`: its Markdown, and advise.json as written.
+fn advise_json(c: &mut postgres::Client, db: &str) -> (String, serde_json::Value) {
+    let a = advise::advise(c, db, 1.0).unwrap();
+    (a.markdown.clone(), serde_json::to_value(&a).unwrap())
 }
