@@ -269,13 +269,45 @@ impl PlanArgs {
                 study.sizes.names().join(", ")
             );
         };
+        let churn = self.churn(ctx, &study, &size_name, &size);
+        let (size, scale) = resolve_size(&study, &size_name, size, churn, scale::machine_mem_kb())?;
+        let (mut arms, sweep) = self.arms(&study)?;
+        if self.repeats == 0 {
+            bail!("--repeats must be at least 1");
+        }
+        let size = if self.together {
+            together(&mut arms, size, self.repeats, sweep.is_some())?
+        } else {
+            size
+        };
+        Ok(Plan {
+            study,
+            size_name,
+            size,
+            arms,
+            repeats: self.repeats,
+            sweep,
+            scale,
+            together: self.together,
+        })
+    }
+
+    /// A scale model's churn and where it came from: the flag, else what this machine measured
+    /// at this size, else (None) the study file's value.
+    fn churn(
+        &self,
+        ctx: &Ctx,
+        study: &Study,
+        size_name: &str,
+        size: &Size,
+    ) -> Option<(f64, String)> {
         // A scale model's churn: the flag, else what this machine measured at this size, else
         // the study file's value.
         let scale_of = |s: &Size| match s {
             Size::Tprocc(t) => t.scale.clone(),
             _ => None,
         };
-        let churn = match (scale_of(&size), self.nopm_per_warehouse) {
+        match (scale_of(size), self.nopm_per_warehouse) {
             (_, Some(n)) => Some((n, format!("--nopm-per-warehouse {n}"))),
             (Some(sc), None) => {
                 let vus = |s: Option<Size>| match s {
@@ -285,7 +317,7 @@ impl PlanArgs {
                 let vus = vus(Some(size.clone()))
                     .or_else(|| vus(study.sizes.get(&sc.from)))
                     .unwrap_or(1);
-                let key = crate::churn::key(&study.name, &size_name, sc.warehouses, vus);
+                let key = crate::churn::key(&study.name, size_name, sc.warehouses, vus);
                 crate::churn::measured(&ctx.home, &key).map(|(n, k)| {
                     (
                         n,
@@ -297,8 +329,12 @@ impl PlanArgs {
                 })
             }
             (None, None) => None,
-        };
-        let (size, scale) = resolve_size(&study, &size_name, size, churn, scale::machine_mem_kb())?;
+        }
+    }
+
+    /// The arms to run: the named ones, the ad-hoc ones, the sweep's (and the swept table and
+    /// values), else the study's default arms; each name once.
+    fn arms(&self, study: &Study) -> Result<(Vec<Arm>, Option<(String, Vec<u32>)>)> {
         let mut seen = std::collections::BTreeSet::new();
         if let Some(a) = self.arms.iter().find(|a| !seen.insert(a.as_str())) {
             bail!("arm {a} is given twice in --arms; name each arm once");
@@ -324,13 +360,13 @@ impl PlanArgs {
         }
         for spec in &self.fillfactor {
             let arm = parse_adhoc_arm(spec)?;
-            validate_arm(&study, &arm)?;
+            validate_arm(study, &arm)?;
             arms.push(arm);
         }
         let sweep = match &self.sweep {
             None => None,
             Some(t) => {
-                let values = sweep_values(&study, t, &self.values)?;
+                let values = sweep_values(study, t, &self.values)?;
                 for v in &values {
                     arms.push(Arm {
                         name: format!("{t}-ff{v}"),
@@ -360,24 +396,7 @@ impl PlanArgs {
                 a.name
             );
         }
-        if self.repeats == 0 {
-            bail!("--repeats must be at least 1");
-        }
-        let size = if self.together {
-            together(&mut arms, size, self.repeats, sweep.is_some())?
-        } else {
-            size
-        };
-        Ok(Plan {
-            study,
-            size_name,
-            size,
-            arms,
-            repeats: self.repeats,
-            sweep,
-            scale,
-            together: self.together,
-        })
+        Ok((arms, sweep))
     }
 }
 
