@@ -366,45 +366,9 @@ pub(crate) fn derive_pgbench(
     let mut values = BTreeMap::new();
     let mut size = from.clone();
     size.scale = None;
-    let mut unit = (String::new(), 0, 0);
-    for v in &scale.vars {
-        let n = from.vars.get(v).and_then(|x| x.as_f64()).with_context(|| {
-            format!(
-                "scale.vars: {v} is not a numeric variable of size {}",
-                scale.from
-            )
-        })?;
-        let m = (n * f).round().max(1.0);
-        values.insert(format!("vars.{v}"), (format!("{n}"), format!("{m}")));
-        size.vars.insert(v.clone(), serde_json::json!(m as i64));
-        if unit.0.is_empty() {
-            unit = (v.clone(), n as i64, m as i64);
-        }
-    }
-    for k in own.vars.keys() {
-        if scale.vars.contains(k) {
-            bail!("vars.{k} is derived by the scale rule (scale.vars); remove it from the scaled size");
-        }
-    }
+    let unit = scale_vars(from, own, scale, &mut size, &mut values)?;
     size.vars.extend(own.vars.clone());
-    let server = super::merge_settings(study_server, &from.server);
-    let mut out = BTreeMap::new();
-    for (k, v) in &server {
-        if BYTE_SETTINGS.contains(&k.as_str()) {
-            let m = format_kb(parse_kb(v).with_context(|| format!("server setting {k}"))? * f);
-            values.insert(k.clone(), (v.clone(), m.clone()));
-            out.insert(k.clone(), m);
-        }
-    }
-    for (k, default, floor) in PGBENCH_TIME_DEFAULTS {
-        let a = match server.get(*k) {
-            Some(v) => parse_s(v).with_context(|| format!("server setting {k}"))?,
-            None => *default,
-        };
-        let m = format_s((a * f).round().max(*floor));
-        values.insert(k.to_string(), (format_s(a), m.clone()));
-        out.insert(k.to_string(), m);
-    }
+    let out = scale_server(study_server, from, f, &mut values)?;
     let rampup = from.rampup_s.unwrap_or(0.0);
     size.rampup_s = Some((rampup * f * 1000.0).round() / 1000.0);
     values.insert(
@@ -463,6 +427,70 @@ pub(crate) fn derive_pgbench(
             values,
         },
     ))
+}
+
+/// The old and new value of each scaled figure, by name (`Derived::values`).
+type Values = BTreeMap<String, (String, String)>;
+
+/// The data variables × factor into `size` (the first is the model's unit: name, from, to); a
+/// scaled variable the model also sets is refused.
+fn scale_vars(
+    from: &PgbenchSize,
+    own: &PgbenchSize,
+    scale: &PgbenchScale,
+    size: &mut PgbenchSize,
+    values: &mut Values,
+) -> Result<(String, i64, i64)> {
+    let f = scale.factor;
+    let mut unit = (String::new(), 0, 0);
+    for v in &scale.vars {
+        let n = from.vars.get(v).and_then(|x| x.as_f64()).with_context(|| {
+            format!(
+                "scale.vars: {v} is not a numeric variable of size {}",
+                scale.from
+            )
+        })?;
+        let m = (n * f).round().max(1.0);
+        values.insert(format!("vars.{v}"), (format!("{n}"), format!("{m}")));
+        size.vars.insert(v.clone(), serde_json::json!(m as i64));
+        if unit.0.is_empty() {
+            unit = (v.clone(), n as i64, m as i64);
+        }
+    }
+    for k in own.vars.keys() {
+        if scale.vars.contains(k) {
+            bail!("vars.{k} is derived by the scale rule (scale.vars); remove it from the scaled size");
+        }
+    }
+    Ok(unit)
+}
+
+/// The byte settings × factor, and the time settings × factor at their floors.
+fn scale_server(
+    study_server: &BTreeMap<String, String>,
+    from: &PgbenchSize,
+    f: f64,
+    values: &mut Values,
+) -> Result<BTreeMap<String, String>> {
+    let server = super::merge_settings(study_server, &from.server);
+    let mut out = BTreeMap::new();
+    for (k, v) in &server {
+        if BYTE_SETTINGS.contains(&k.as_str()) {
+            let m = format_kb(parse_kb(v).with_context(|| format!("server setting {k}"))? * f);
+            values.insert(k.clone(), (v.clone(), m.clone()));
+            out.insert(k.clone(), m);
+        }
+    }
+    for (k, default, floor) in PGBENCH_TIME_DEFAULTS {
+        let a = match server.get(*k) {
+            Some(v) => parse_s(v).with_context(|| format!("server setting {k}"))?,
+            None => *default,
+        };
+        let m = format_s((a * f).round().max(*floor));
+        values.insert(k.to_string(), (format_s(a), m.clone()));
+        out.insert(k.to_string(), m);
+    }
+    Ok(out)
 }
 
 /// This machine's memory in kB (MemTotal), if /proc says.

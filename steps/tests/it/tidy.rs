@@ -641,7 +641,6 @@ const LONG_BY_DESIGN: &[(&str, &str)] = &[
 /// is no longer over the budget fails the test until it is removed.
 const TO_SPLIT: &[&str] = &[
     "workload/script/tables/mod.rs tables",
-    "study/scale.rs derive_pgbench",
     "workload/spv/tables.rs tables",
 ];
 
