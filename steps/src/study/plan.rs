@@ -248,6 +248,9 @@ pub struct PlanArgs {
     pub together: bool,
 }
 
+/// A sweep: its table and its fillfactor values.
+type Sweep = Option<(String, Vec<u32>)>;
+
 impl PlanArgs {
     pub fn plan(&self, ctx: &Ctx) -> Result<Plan> {
         let Some(name) = &self.study else {
@@ -334,7 +337,7 @@ impl PlanArgs {
 
     /// The arms to run: the named ones, the ad-hoc ones, the sweep's (and the swept table and
     /// values), else the study's default arms; each name once.
-    fn arms(&self, study: &Study) -> Result<(Vec<Arm>, Option<(String, Vec<u32>)>)> {
+    fn arms(&self, study: &Study) -> Result<(Vec<Arm>, Sweep)> {
         let mut seen = std::collections::BTreeSet::new();
         if let Some(a) = self.arms.iter().find(|a| !seen.insert(a.as_str())) {
             bail!("arm {a} is given twice in --arms; name each arm once");

@@ -330,59 +330,10 @@ pub(crate) fn tables(
         "## {} — {t}, per arm (mean; with repeats min–max and spread)\n\n",
         plan.title
     );
-    let mut header = vec!["figure".to_string()];
-    header.extend(arms.iter().map(|(a, v)| format!("{a} (n={})", v.len())));
-    let mut table_rows = vec![];
-    let mut arms_json = serde_json::Map::new();
     let final_s = runs
         .iter()
         .find_map(|r| r.workload["final_sample_s"].as_f64());
-    let run_arms = by_arm(&runs, |r| r.arm(), |r| r.status() == "complete");
-    // The per-arm table's aggregates: one group-by over the runs' figures.
-    let figures: Vec<_> = FIGURES
-        .iter()
-        .map(|(label, g, _, _)| figure(*label, *g))
-        .collect();
-    let st = ArmStats::of(&arms, &figures)?;
-    let mut arm_json = |a: &str, label: &str, v: Value| {
-        arms_json
-            .entry(a.to_string())
-            .or_insert_with(|| json!({}))
-            .as_object_mut()
-            .expect("an object")
-            .insert(label.to_string(), v);
-    };
-    for (name, _, dec, unit) in FIGURES {
-        let label = match (*name, final_s) {
-            ("final TPS sample", Some(f)) => format!("final TPS sample (last {f} s)"),
-            _ => name.to_string(),
-        };
-        let mut line = vec![label.clone()];
-        for (a, _) in &arms {
-            let s = st.get(a, name);
-            line.push(cell(s, *dec, unit));
-            arm_json(a, &label, Stats::json(s));
-        }
-        table_rows.push(line);
-        if label == "updates/s" {
-            // Latency: every transaction of the arm's runs pooled, never a mean of percentiles.
-            for (i, q) in ["p50", "p95", "p99"].iter().enumerate() {
-                let label = format!("latency {q} ms (pooled)");
-                let mut line = vec![label.clone()];
-                for (a, _) in &arms {
-                    let rs = run_arms
-                        .iter()
-                        .find(|(x, _)| x == a)
-                        .map(|(_, v)| v.iter().map(|r| &r.workload).collect::<Vec<&Value>>())
-                        .unwrap_or_default();
-                    let p = pooled_latency(&rs).map(|p| p[i]);
-                    line.push(num(p, 2));
-                    arm_json(a, &label, json!(p));
-                }
-                table_rows.push(line);
-            }
-        }
-    }
+    let (header, table_rows, arms_json) = per_arm(&runs, &arms, final_s)?;
     let h: Vec<&str> = header.iter().map(String::as_str).collect();
     md.push_str(&md_table(&h, &table_rows));
     md.push_str(&format!(
@@ -404,9 +355,88 @@ pub(crate) fn tables(
         study_json = sj;
     }
     let ratio = arm_ratio(&arms, "onlyff", "ori", |r| r.buffers_end);
-    let runs_json: Vec<Value> = rows
+    let runs_json = runs_json(&rows, &runs);
+    let json = json!({
+        "study": plan.study,
+        "table": t,
+        "runs": runs_json,
+        "arms": arms_json,
+        "onlyff_ori_buffer_ratio": ratio,
+        "claims": claims,
+        "regime": regime_json,
+        "study_001": study_json,
+    });
+    Ok((md, json, charts_of(&runs, &t)?))
+}
+
+/// The per-arm table's header and rows, and the arms' JSON.
+type PerArm = (
+    Vec<String>,
+    Vec<Vec<String>>,
+    serde_json::Map<String, Value>,
+);
+
+/// The per-arm table (header and rows: every figure, with the pooled latency percentiles after
+/// updates/s) and the arms' JSON.
+#[allow(clippy::type_complexity)]
+fn per_arm(runs: &[&ArmRun], arms: &Arms, final_s: Option<f64>) -> anyhow::Result<PerArm> {
+    let mut header = vec!["figure".to_string()];
+    header.extend(arms.iter().map(|(a, v)| format!("{a} (n={})", v.len())));
+    let mut table_rows = vec![];
+    let mut arms_json = serde_json::Map::new();
+    let run_arms = by_arm(runs, |r| r.arm(), |r| r.status() == "complete");
+    // The per-arm table's aggregates: one group-by over the runs' figures.
+    let figures: Vec<_> = FIGURES
         .iter()
-        .zip(&runs)
+        .map(|(label, g, _, _)| figure(*label, *g))
+        .collect();
+    let st = ArmStats::of(arms, &figures)?;
+    let mut arm_json = |a: &str, label: &str, v: Value| {
+        arms_json
+            .entry(a.to_string())
+            .or_insert_with(|| json!({}))
+            .as_object_mut()
+            .expect("an object")
+            .insert(label.to_string(), v);
+    };
+    for (name, _, dec, unit) in FIGURES {
+        let label = match (*name, final_s) {
+            ("final TPS sample", Some(f)) => format!("final TPS sample (last {f} s)"),
+            _ => name.to_string(),
+        };
+        let mut line = vec![label.clone()];
+        for (a, _) in arms {
+            let s = st.get(a, name);
+            line.push(cell(s, *dec, unit));
+            arm_json(a, &label, Stats::json(s));
+        }
+        table_rows.push(line);
+        if label == "updates/s" {
+            // Latency: every transaction of the arm's runs pooled, never a mean of percentiles.
+            for (i, q) in ["p50", "p95", "p99"].iter().enumerate() {
+                let label = format!("latency {q} ms (pooled)");
+                let mut line = vec![label.clone()];
+                for (a, _) in arms {
+                    let rs = run_arms
+                        .iter()
+                        .find(|(x, _)| x == a)
+                        .map(|(_, v)| v.iter().map(|r| &r.workload).collect::<Vec<&Value>>())
+                        .unwrap_or_default();
+                    let p = pooled_latency(&rs).map(|p| p[i]);
+                    line.push(num(p, 2));
+                    arm_json(a, &label, json!(p));
+                }
+                table_rows.push(line);
+            }
+        }
+    }
+    Ok((header, table_rows, arms_json))
+}
+
+/// The runs' figures as summary.json carries them.
+fn runs_json(rows: &[Row], runs: &[&ArmRun]) -> Vec<Value> {
+    rows.iter()
+        .zip(runs)
         .map(|(r, a)| {
             json!({
                 "run": r.name, "arm": r.arm, "dir": a.dir, "status": a.status(),
@@ -430,18 +460,7 @@ pub(crate) fn tables(
                 "together": r.together,
             })
         })
-        .collect();
-    let json = json!({
-        "study": plan.study,
-        "table": t,
-        "runs": runs_json,
-        "arms": arms_json,
-        "onlyff_ori_buffer_ratio": ratio,
-        "claims": claims,
-        "regime": regime_json,
-        "study_001": study_json,
-    });
-    Ok((md, json, charts_of(&runs, &t)?))
+        .collect()
 }
 
 /// The regime the article asks for: every relation inside shared_buffers.
