@@ -250,7 +250,7 @@ fn run_section(r: &super::load::ArmRun, out: &Path) -> String {
     // `advise` on this arm (written by `just arm` after the run): its selection table.
     if let Some(md) = crate::io::read_json(&r.dir.join("advise.json"))
         .ok()
-        .and_then(|j| serde_json::from_value::<crate::advise::AdviseJson>(j).ok())
+        .and_then(|j| serde_json::from_value::<crate::advise::files::AdviseJson>(j).ok())
         .map(|a| a.markdown)
     {
         s.push_str(&format!(

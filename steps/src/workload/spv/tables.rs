@@ -133,8 +133,20 @@ pub(crate) fn tables(runs: &[ArmRun]) -> Result<crate::analyze::Tables> {
     md.push_str(&claims_table(&cl));
     md.push_str(&published_rate(&rows));
 
-    let json_runs: Vec<Value> = rows
-        .iter()
+    let json_runs = runs_json(&rows);
+    let json = json!({
+        "study": "spv",
+        "runs": json_runs,
+        "claims": cl,
+        "published": { "requests_per_s": PUBLISHED_REQUESTS_PER_S },
+    });
+    let charts = charts(runs, &rows)?;
+    Ok((md, json, charts))
+}
+
+/// The runs' figures as summary.json carries them.
+fn runs_json(rows: &[(Row, &ArmRun)]) -> Vec<Value> {
+    rows.iter()
         .map(|(r, a)| {
             json!({
                 "arm": r.arm,
@@ -160,13 +172,11 @@ pub(crate) fn tables(runs: &[ArmRun]) -> Result<crate::analyze::Tables> {
                 }},
             })
         })
-        .collect();
-    let json = json!({
-        "study": "spv",
-        "runs": json_runs,
-        "claims": cl,
-        "published": { "requests_per_s": PUBLISHED_REQUESTS_PER_S },
-    });
+        .collect()
+}
+
+/// The study's bar charts (one bar per fillfactor) and the per-second charts of every run.
+fn charts(runs: &[ArmRun], rows: &[(Row, &ArmRun)]) -> Result<Vec<(String, String)>> {
     let labels: Vec<String> = rows
         .iter()
         .map(|(r, _)| format!("ff {}", num(r.ff, 0)))
@@ -233,7 +243,7 @@ pub(crate) fn tables(runs: &[ArmRun]) -> Result<crate::analyze::Tables> {
             &latency,
         )?,
     ));
-    Ok((md, json, charts))
+    Ok(charts)
 }
 
 /// One column of a run's workload.csv (pgbench's 1-s aggregate log), by second since its start.
