@@ -90,19 +90,11 @@ pub(crate) fn hist_buckets(h: &Histogram<u64>) -> Vec<[u64; 2]> {
         .collect()
 }
 
-/// The inverse of `hist_buckets`, added into `into`.
-/// Adds `[[µs, count], …]` buckets (a typed workload.json's `hist_us`) into a histogram.
+/// The inverse of `hist_buckets`: adds `[[µs, count], …]` buckets (a workload.json's `hist_us`)
+/// into a histogram.
 pub(crate) fn add_pairs(into: &mut Histogram<u64>, buckets: &[[u64; 2]]) {
     for [v, n] in buckets {
         let _ = into.record_n((*v).max(1), *n);
-    }
-}
-
-pub(crate) fn add_buckets(into: &mut Histogram<u64>, buckets: &Value) {
-    for b in buckets.as_array().into_iter().flatten() {
-        if let (Some(v), Some(n)) = (b[0].as_u64(), b[1].as_u64()) {
-            let _ = into.record_n(v.max(1), n);
-        }
     }
 }
 

@@ -36,11 +36,7 @@ pub(crate) fn ladder(runs: &[ArmRun], table: &str, threshold: f64) -> (String, V
     let Some(first) = runs.first() else {
         return (String::new(), Value::Null);
     };
-    let super::Throughput {
-        key,
-        label,
-        decimals,
-    } = super::throughput(first.plan.workload);
+    let super::Throughput { label, decimals } = super::throughput(first.plan.workload);
     let mut steps: BTreeMap<u32, Step> = BTreeMap::new();
     // Only the runs of the sweep itself: a comparison analysed alongside may change the same
     // table in one of its arms.
@@ -61,7 +57,7 @@ pub(crate) fn ladder(runs: &[ArmRun], table: &str, threshold: f64) -> (String, V
         s.hot += r.table(table, "n_tup_hot_upd").delta.unwrap_or(0.0);
         s.newpage += r.table(table, "n_tup_newpage_upd").delta.unwrap_or(0.0);
         s.rows += r.table(table, "n_live_tup").last.unwrap_or(0.0);
-        s.throughput.extend(r.workload[key].as_f64());
+        s.throughput.extend(super::headline(r).throughput);
         let heap = r.table(table, "heap_bytes");
         if let (Some(a), Some(b)) = (heap.first, heap.last) {
             s.growth.push(b - a);

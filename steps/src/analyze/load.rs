@@ -172,6 +172,12 @@ impl ArmRun {
         self.plan.run.clone()
     }
 
+    /// workload.json as its workload's own type (None when the run has none, or it is
+    /// another workload's).
+    pub(crate) fn workload_as<T: serde::de::DeserializeOwned>(&self) -> Option<T> {
+        serde_json::from_value(self.workload.clone()).ok()
+    }
+
     /// One column of the run's workload.csv by its `t_s`: (t, value, in the measured window; a
     /// file without a phase column is all measured).
     pub(crate) fn workload_column(&self, column: &str) -> Vec<(f64, f64, bool)> {

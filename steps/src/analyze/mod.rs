@@ -68,19 +68,39 @@ pub struct Args {
 /// What a study's analysis returns: Markdown, JSON, and (file name, SVG) charts.
 pub(crate) type Tables = (String, Value, Vec<(String, String)>);
 
-/// The figure a workload reports its throughput in: workload.json's key, its label, and the
-/// decimals it is shown with.
+/// The figure a workload reports its throughput in: its label, and the decimals it is shown
+/// with (its value is `Headline::throughput`).
 pub(crate) struct Throughput {
-    pub(crate) key: &'static str,
     pub(crate) label: &'static str,
     pub(crate) decimals: usize,
+}
+
+/// A run's figures that every workload reports (the runs table, the ladder, the report), read
+/// from its workload.json by its room.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Headline {
+    /// The workload's throughput figure (`Throughput`).
+    pub(crate) throughput: Option<f64>,
+    /// Seconds of the measured window.
+    pub(crate) window_s: Option<f64>,
+    /// Latency p50, p95, p99 in ms, where the workload measures them.
+    pub(crate) latency_ms: [Option<f64>; 3],
+    /// The command that ran the load, where it was a command.
+    pub(crate) command: Option<Vec<String>>,
 }
 
 /// What `analyze` asks of a workload: implemented on its size type, in its room (`tables.rs`).
 pub(crate) trait StudyTables {
     const THROUGHPUT: Throughput;
+    /// A run's headline figures, from its workload.json.
+    fn headline(r: &ArmRun) -> Headline;
     /// The study's tables of these runs (one study): markdown, JSON, and charts.
     fn tables(runs: &[ArmRun]) -> Result<Tables>;
+}
+
+/// A run's headline figures, by its workload.
+pub(crate) fn headline(r: &ArmRun) -> Headline {
+    each_workload!(r.plan.workload, W => W::headline(r))
 }
 
 /// The throughput figure of `workload`.

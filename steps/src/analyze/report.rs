@@ -286,7 +286,9 @@ fn run_section(r: &super::load::ArmRun, out: &Path) -> String {
     s.push_str(&format!(
         "<details><summary>cold resets</summary>\n{}</details>\n<details><summary>command</summary><pre>{}</pre></details>\n",
         kv_table(&resets),
-        esc(&text(&r.workload["command"])),
+        esc(&super::headline(r)
+            .command
+            .map_or("–".to_string(), |c| serde_json::to_string(&c).unwrap_or_default())),
     ));
     s
 }

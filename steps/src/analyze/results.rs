@@ -84,10 +84,9 @@ impl RunRow {
         let parts = fingerprint::parts(r);
         let part = |k: &str| parts.get(k).cloned().unwrap_or_default();
         let m = &r.meta;
-        let w = &r.workload;
         let spec = &m["size_spec"];
-        let t = super::throughput(r.plan.workload);
-        let (metric, throughput) = (t.label, w[t.key].as_f64());
+        let metric = super::throughput(r.plan.workload).label;
+        let h = super::headline(r);
         let (mut upd, mut hot, mut newpage) = (None, None, None);
         let add = |a: Option<f64>, b: Option<f64>| match (a, b) {
             (a, Some(b)) => Some(a.unwrap_or(0.0) + b),
@@ -132,9 +131,9 @@ impl RunRow {
             hotlab: part("8 hotlab"),
             warehouses: spec["warehouses"].as_f64(),
             clients: spec["clients"].as_f64().or(spec["vus"].as_f64()),
-            window_s: w["measured_s"].as_f64().or(w["duration_s"].as_f64()),
+            window_s: h.window_s,
             metric: metric.into(),
-            throughput,
+            throughput: h.throughput,
             hot_pct: super::pct(hot, upd),
             newpage_pct: super::pct(newpage, upd),
             wal_per_txn: match (wal, txns) {
@@ -142,9 +141,9 @@ impl RunRow {
                 _ => None,
             },
             checkpoints: r.source("checkpointer", "num_done").delta,
-            latency_p50_ms: w["latency_p50_ms"].as_f64(),
-            latency_p95_ms: w["latency_p95_ms"].as_f64(),
-            latency_p99_ms: w["latency_p99_ms"].as_f64(),
+            latency_p50_ms: h.latency_ms[0],
+            latency_p95_ms: h.latency_ms[1],
+            latency_p99_ms: h.latency_ms[2],
         }
     }
 

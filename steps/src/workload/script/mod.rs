@@ -4,6 +4,7 @@
 //! SQL, `-D name=value` for the scripts. An arm may hash-partition a table: the partitioning runs
 //! between the schema and the load, so the load writes into the leaves.
 
+pub(crate) mod files;
 pub(crate) mod run;
 pub(crate) mod size;
 pub(crate) mod tables;

@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use serde_json::json;
 
+use super::files::{PgbenchReported, ScriptWeight, WorkloadJson};
 use super::size::PgbenchSize;
 use super::{files_of, txlog, Shape};
 use crate::ctx::Ctx;
@@ -66,40 +66,54 @@ struct Record<'a> {
 
 impl Record<'_> {
     /// workload.json (docs/run-directory.md).
-    fn json(&self, w: &Window) -> serde_json::Value {
-        json!({
-            "workload": "pgbench",
-            "tool": self.version,
-            "command": std::iter::once("pgbench".to_string()).chain(self.args.iter().cloned()).collect::<Vec<_>>(),
-            "scripts": self.files.scripts.iter().map(|s| json!({"file": s.name, "weight": s.weight})).collect::<Vec<_>>(),
-            "protocol": self.files.protocol.name(),
-            "clients": self.shape.clients,
-            "jobs": self.shape.jobs,
-            "random_seed": self.shape.random_seed,
-            "rampup_s": self.shape.rampup_s,
-            "measured_s": w.measured_s,
-            "start_epoch_us": self.start_epoch_us,
-            "measured_from_epoch_us": self.boundary,
-            "transactions": w.measured.transactions,
-            "failed": w.measured.failures,
-            "tps": w.measured.transactions as f64 / w.measured_s.max(1e-9),
-            "tps_final_sample": w.final_n as f64 / self.every.as_secs_f64(),
-            "final_sample_s": self.every.as_secs_f64(),
-            "latency_avg_ms": w.measured.latency_avg_ms,
-            "latency_p50_ms": w.measured.latency_p50_ms,
-            "latency_p95_ms": w.measured.latency_p95_ms,
-            "latency_p99_ms": w.measured.latency_p99_ms,
-            "latency_max_ms": w.measured.latency_max_ms,
-            "hist_us": crate::stats::hist_buckets(&w.hist),
-            "transactions_all": self.all.transactions,
-            "failed_all": self.all.failures,
-            "pgbench_reported": {"transactions": self.summary.transactions, "failed": self.summary.failed,
-                                  "tps": self.summary.tps, "latency_avg_ms": self.summary.latency_avg_ms},
-            "wall_s": self.summary.wall_s,
-            "samples_during_run": self.samples.0,
-            "sample_ms_max": self.samples.1,
-            "interrupted": interrupted(),
-        })
+    fn json(&self, w: &Window) -> WorkloadJson {
+        WorkloadJson {
+            workload: "pgbench".into(),
+            tool: self.version.clone(),
+            command: std::iter::once("pgbench".to_string())
+                .chain(self.args.iter().cloned())
+                .collect(),
+            scripts: self
+                .files
+                .scripts
+                .iter()
+                .map(|s| ScriptWeight {
+                    file: s.name.clone(),
+                    weight: s.weight,
+                })
+                .collect(),
+            protocol: self.files.protocol.name().into(),
+            clients: self.shape.clients,
+            jobs: self.shape.jobs,
+            random_seed: self.shape.random_seed,
+            rampup_s: self.shape.rampup_s,
+            measured_s: w.measured_s,
+            start_epoch_us: self.start_epoch_us,
+            measured_from_epoch_us: self.boundary,
+            transactions: w.measured.transactions,
+            failed: w.measured.failures,
+            tps: w.measured.transactions as f64 / w.measured_s.max(1e-9),
+            tps_final_sample: w.final_n as f64 / self.every.as_secs_f64(),
+            final_sample_s: self.every.as_secs_f64(),
+            latency_avg_ms: w.measured.latency_avg_ms,
+            latency_p50_ms: w.measured.latency_p50_ms,
+            latency_p95_ms: w.measured.latency_p95_ms,
+            latency_p99_ms: w.measured.latency_p99_ms,
+            latency_max_ms: w.measured.latency_max_ms,
+            hist_us: crate::stats::hist_buckets(&w.hist),
+            transactions_all: self.all.transactions,
+            failed_all: self.all.failures,
+            pgbench_reported: PgbenchReported {
+                transactions: self.summary.transactions,
+                failed: self.summary.failed,
+                tps: self.summary.tps,
+                latency_avg_ms: self.summary.latency_avg_ms,
+            },
+            wall_s: self.summary.wall_s,
+            samples_during_run: self.samples.0,
+            sample_ms_max: self.samples.1,
+            interrupted: interrupted(),
+        }
     }
 }
 

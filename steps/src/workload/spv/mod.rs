@@ -3,6 +3,7 @@
 //! updated by pgbench, one client, `statements` UPDATEs that each add 1 to `val` over a random
 //! block of `rows_per_statement` consecutive ids.
 
+pub(crate) mod files;
 pub(crate) mod run;
 pub(crate) mod size;
 pub(crate) mod tables;

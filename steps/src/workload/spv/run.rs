@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use serde_json::json;
 
+use super::files::WorkloadJson;
 use super::size::SpvSize;
 use super::{Shape, SCRIPT};
 use crate::ctx::Ctx;
@@ -148,27 +148,27 @@ pub(crate) fn run(ctx: &Ctx, rd: &RunDir, db: &str, size: &SpvSize) -> Result<()
     let version = crate::proc::version(&server.bin("pgbench"));
     write_json_atomic(
         &rd.file("workload.json"),
-        &json!({
-            "workload": "spv",
-            "tool": version,
-            "command": std::iter::once("pgbench".to_string()).chain(args).collect::<Vec<_>>(),
-            "clients": shape.clients,
-            "statements": shape.statements,
-            "rows_per_statement": shape.rows_per_statement,
-            "random_seed": shape.random_seed,
-            "transactions": summary.transactions,
-            "failed": summary.failed,
-            "duration_s": duration_s,
-            "wall_s": summary.wall_s,
-            "statements_per_s": statements_per_s,
-            "rows_per_s": statements_per_s * shape.rows_per_statement as f64,
-            "tps_reported": summary.tps,
-            "latency_avg_ms": summary.latency_avg_ms,
-            "latency_stddev_ms": summary.latency_stddev_ms,
-            "samples_during_run": n_samples,
-            "sample_ms_max": max_ms,
-            "interrupted": interrupted(),
-        }),
+        &WorkloadJson {
+            workload: "spv".into(),
+            tool: version,
+            command: std::iter::once("pgbench".to_string()).chain(args).collect(),
+            clients: shape.clients,
+            statements: shape.statements,
+            rows_per_statement: shape.rows_per_statement,
+            random_seed: shape.random_seed,
+            transactions: summary.transactions,
+            failed: summary.failed,
+            duration_s,
+            wall_s: summary.wall_s,
+            statements_per_s,
+            rows_per_s: statements_per_s * shape.rows_per_statement as f64,
+            tps_reported: summary.tps,
+            latency_avg_ms: summary.latency_avg_ms,
+            latency_stddev_ms: summary.latency_stddev_ms,
+            samples_during_run: n_samples,
+            sample_ms_max: max_ms,
+            interrupted: interrupted(),
+        },
     )?;
 
     check_sum(

@@ -5,6 +5,7 @@
 use anyhow::Result;
 use serde_json::{json, Value};
 
+use super::files::WorkloadJson;
 use crate::analyze::load::ArmRun;
 use crate::analyze::{bytes, md_table, num, pct, report::bar_chart, stepwise};
 
@@ -41,15 +42,15 @@ impl Row {
 }
 
 fn row(r: &ArmRun) -> Row {
-    let w = &r.workload;
-    let f = |k: &str| w[k].as_f64();
+    let w: Option<WorkloadJson> = r.workload_as();
+    let w = w.as_ref();
     Row {
         arm: r.name(),
         status: r.status(),
         ff: r.fillfactor(TABLE),
-        duration_s: f("duration_s"),
-        statements_per_s: f("statements_per_s"),
-        rows_per_s: f("rows_per_s"),
+        duration_s: w.map(|w| w.duration_s),
+        statements_per_s: w.map(|w| w.statements_per_s),
+        rows_per_s: w.map(|w| w.rows_per_s),
         upd: r.table(TABLE, "n_tup_upd").delta,
         hot: r.table(TABLE, "n_tup_hot_upd").delta,
         newpage: r.table(TABLE, "n_tup_newpage_upd").delta,
@@ -339,10 +340,19 @@ fn published_rate(rows: &[(Row, &ArmRun)]) -> String {
 
 impl crate::analyze::StudyTables for super::size::SpvSize {
     const THROUGHPUT: crate::analyze::Throughput = crate::analyze::Throughput {
-        key: "statements_per_s",
         label: "statements/s",
         decimals: 1,
     };
+
+    fn headline(r: &ArmRun) -> crate::analyze::Headline {
+        let w: Option<WorkloadJson> = r.workload_as();
+        crate::analyze::Headline {
+            throughput: w.as_ref().map(|w| w.statements_per_s),
+            window_s: w.as_ref().map(|w| w.duration_s),
+            latency_ms: [None; 3],
+            command: w.map(|w| w.command),
+        }
+    }
 
     fn tables(runs: &[ArmRun]) -> Result<crate::analyze::Tables> {
         tables(runs)

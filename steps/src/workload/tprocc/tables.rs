@@ -720,10 +720,17 @@ fn runs_json(c: &Cx) -> Value {
 
 impl crate::analyze::StudyTables for super::size::TproccSize {
     const THROUGHPUT: crate::analyze::Throughput = crate::analyze::Throughput {
-        key: "nopm",
         label: "NOPM",
         decimals: 0,
     };
+
+    fn headline(r: &ArmRun) -> crate::analyze::Headline {
+        crate::analyze::Headline {
+            throughput: r.tprocc.as_ref().map(|w| w.nopm),
+            window_s: r.tprocc.as_ref().map(|w| w.duration_s),
+            ..Default::default()
+        }
+    }
 
     fn tables(runs: &[ArmRun]) -> Result<crate::analyze::Tables> {
         tables(runs)

@@ -10,6 +10,7 @@ pub(crate) mod small_table;
 
 use serde_json::{json, Value};
 
+use super::files::WorkloadJson;
 use crate::analyze::arms::{figure, ArmStats};
 use crate::analyze::load::ArmRun;
 use crate::analyze::mechanism::add;
@@ -83,9 +84,10 @@ fn indexes_of<'a>(r: &'a ArmRun, t: &str) -> Vec<&'a str> {
 }
 
 pub(crate) fn row(r: &ArmRun, t: &str) -> Row {
-    let w = &r.workload;
-    let measured_s = w["measured_s"].as_f64();
-    let txns = w["transactions"].as_f64();
+    let w: Option<WorkloadJson> = r.workload_as();
+    let w = w.as_ref();
+    let measured_s = w.map(|w| w.measured_s);
+    let txns = w.map(|w| w.transactions as f64);
     let upd = r.table(t, "n_tup_upd").delta;
     let hot_series = charts::hot_per_interval(
         r.table_series(t, "n_tup_upd"),
@@ -103,15 +105,15 @@ pub(crate) fn row(r: &ArmRun, t: &str) -> Row {
         name: r.name(),
         arm: r.arm(),
         complete: r.status() == "complete",
-        tps: w["tps"].as_f64(),
-        tps_final: w["tps_final_sample"].as_f64(),
+        tps: w.map(|w| w.tps),
+        tps_final: w.map(|w| w.tps_final_sample),
         upd_per_s: match (upd, measured_s) {
             (Some(u), Some(s)) if s > 0.0 => Some(u / s),
             _ => None,
         },
-        p50: w["latency_p50_ms"].as_f64(),
-        p95: w["latency_p95_ms"].as_f64(),
-        p99: w["latency_p99_ms"].as_f64(),
+        p50: w.and_then(|w| w.latency_p50_ms),
+        p95: w.and_then(|w| w.latency_p95_ms),
+        p99: w.and_then(|w| w.latency_p99_ms),
         hot_pct: pct(r.table(t, "n_tup_hot_upd").delta, upd),
         newpage_pct: pct(r.table(t, "n_tup_newpage_upd").delta, upd),
         hot_first: hot_series.first().map(|x| x.1),
@@ -178,21 +180,16 @@ fn tps_rise(r: &ArmRun) -> Option<f64> {
 /// An arm's latency percentiles (p50, p95, p99 in ms) over all its complete runs' transactions:
 /// their window histograms merged, never their percentiles averaged. A run without a histogram
 /// (older directories) can stand alone only: with more than one run, None.
-pub(crate) fn pooled_latency(workloads: &[&Value]) -> Option<[f64; 3]> {
+pub(crate) fn pooled_latency(workloads: &[&WorkloadJson]) -> Option<[f64; 3]> {
     let mut h = crate::stats::new_histogram();
     for w in workloads {
-        let b = &w["hist_us"];
-        if !b.is_array() {
+        if w.hist_us.is_empty() {
             if workloads.len() == 1 {
-                return Some([
-                    w["latency_p50_ms"].as_f64()?,
-                    w["latency_p95_ms"].as_f64()?,
-                    w["latency_p99_ms"].as_f64()?,
-                ]);
+                return Some([w.latency_p50_ms?, w.latency_p95_ms?, w.latency_p99_ms?]);
             }
             return None;
         }
-        crate::stats::add_buckets(&mut h, b);
+        crate::stats::add_pairs(&mut h, &w.hist_us);
     }
     if h.is_empty() {
         return None;
@@ -332,7 +329,7 @@ pub(crate) fn tables(
     );
     let final_s = runs
         .iter()
-        .find_map(|r| r.workload["final_sample_s"].as_f64());
+        .find_map(|r| r.workload_as::<WorkloadJson>().map(|w| w.final_sample_s));
     let (header, table_rows, arms_json) = per_arm(&runs, &arms, final_s)?;
     let h: Vec<&str> = header.iter().map(String::as_str).collect();
     md.push_str(&md_table(&h, &table_rows));
@@ -420,9 +417,13 @@ fn per_arm(runs: &[&ArmRun], arms: &Arms, final_s: Option<f64>) -> anyhow::Resul
                     let rs = run_arms
                         .iter()
                         .find(|(x, _)| x == a)
-                        .map(|(_, v)| v.iter().map(|r| &r.workload).collect::<Vec<&Value>>())
+                        .map(|(_, v)| {
+                            v.iter()
+                                .filter_map(|r| r.workload_as::<WorkloadJson>())
+                                .collect::<Vec<_>>()
+                        })
                         .unwrap_or_default();
-                    let p = pooled_latency(&rs).map(|p| p[i]);
+                    let p = pooled_latency(&rs.iter().collect::<Vec<_>>()).map(|p| p[i]);
                     line.push(num(p, 2));
                     arm_json(a, &label, json!(p));
                 }
@@ -544,7 +545,9 @@ fn charts_of(runs: &[&ArmRun], t: &str) -> anyhow::Result<Vec<(String, String)>>
             .filter_map(|(arm, rs)| {
                 let mut h = crate::stats::new_histogram();
                 for r in rs {
-                    crate::stats::add_buckets(&mut h, &r.workload["hist_us"]);
+                    if let Some(w) = r.workload_as::<WorkloadJson>() {
+                        crate::stats::add_pairs(&mut h, &w.hist_us);
+                    }
                 }
                 let ms = |q: f64| h.value_at_quantile(q / 100.0) as f64 / 1000.0;
                 (!h.is_empty()).then(|| (arm, qs.iter().map(|q| (*q, ms(*q))).collect()))
@@ -624,10 +627,24 @@ fn charts_of(runs: &[&ArmRun], t: &str) -> anyhow::Result<Vec<(String, String)>>
 
 impl crate::analyze::StudyTables for super::size::PgbenchSize {
     const THROUGHPUT: crate::analyze::Throughput = crate::analyze::Throughput {
-        key: "tps",
         label: "TPS",
         decimals: 1,
     };
+
+    fn headline(r: &ArmRun) -> crate::analyze::Headline {
+        let w: Option<WorkloadJson> = r.workload_as();
+        let w = w.as_ref();
+        crate::analyze::Headline {
+            throughput: w.map(|w| w.tps),
+            window_s: w.map(|w| w.measured_s),
+            latency_ms: [
+                w.and_then(|w| w.latency_p50_ms),
+                w.and_then(|w| w.latency_p95_ms),
+                w.and_then(|w| w.latency_p99_ms),
+            ],
+            command: w.map(|w| w.command.clone()),
+        }
+    }
 
     /// Study 001 adds its comparison with the article (`small_table.rs`).
     fn tables(runs: &[ArmRun]) -> anyhow::Result<crate::analyze::Tables> {
@@ -648,7 +665,11 @@ mod tests {
         let run = |us: u64| {
             let mut h = crate::stats::new_histogram();
             h.record_n(us, 1000).unwrap();
-            json!({"hist_us": crate::stats::hist_buckets(&h), "latency_p50_ms": us as f64 / 1000.0})
+            WorkloadJson {
+                hist_us: crate::stats::hist_buckets(&h),
+                latency_p50_ms: Some(us as f64 / 1000.0),
+                ..Default::default()
+            }
         };
         let (a, b) = (run(1000), run(10000));
         let [p50, p95, p99] = pooled_latency(&[&a, &b]).unwrap();
@@ -658,7 +679,12 @@ mod tests {
         let mean_of_medians = (1.0 + 10.0) / 2.0;
         assert!((p50 - mean_of_medians).abs() > 4.0);
         // A run without a histogram stands alone only.
-        let old = json!({"latency_p50_ms": 2.0, "latency_p95_ms": 3.0, "latency_p99_ms": 4.0});
+        let old = WorkloadJson {
+            latency_p50_ms: Some(2.0),
+            latency_p95_ms: Some(3.0),
+            latency_p99_ms: Some(4.0),
+            ..Default::default()
+        };
         assert_eq!(pooled_latency(&[&old]), Some([2.0, 3.0, 4.0]));
         assert_eq!(pooled_latency(&[&old, &a]), None);
     }
