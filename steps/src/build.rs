@@ -13,6 +13,7 @@ use anyhow::{bail, Context, Result};
 use serde_json::json;
 
 use crate::ctx::Ctx;
+use crate::rundir::meta::{BuildRecord, SettingsRestore};
 use crate::rundir::RunDir;
 use crate::server::{ident, DbState, Server};
 use crate::study::BuildRoute;
@@ -59,17 +60,20 @@ fn settings(
                     .join(", ")
             );
         }
-        rd.set_meta("server_settings_diff", json!(diff))?;
+        rd.update_meta(|m| m.server_settings_diff = Some(diff))?;
         return Ok(vec![]);
     }
     server.check_restartable(wanted)?;
     let names: Vec<String> = wanted.keys().cloned().collect();
     let previous = server.auto_conf_values(&names)?;
     // Recorded before anything changes: a failure half-way is still restored.
-    rd.set_meta(
-        "server_settings_restore",
-        json!({"previous": previous, "restored": false}),
-    )?;
+    rd.update_meta(|m| {
+        m.server_settings_restore = Some(SettingsRestore {
+            previous,
+            restored: false,
+            done: None,
+        })
+    })?;
     server.apply_settings(wanted)
 }
 
@@ -126,7 +130,8 @@ fn build(ctx: &Ctx, rd: &RunDir, args: &Args) -> Result<()> {
         &plan.server_settings,
         args.apply_server_settings,
     )?;
-    rd.set_meta("server", server.describe()?)?;
+    let info = server.describe()?;
+    rd.update_meta(|m| m.server = Some(info))?;
     let loader = Loader::for_plan(&plan)?;
     std::fs::write(rd.file("ddl.sql"), loader.ddl())?;
     if plan.database.is_empty() {
@@ -166,24 +171,24 @@ fn build(ctx: &Ctx, rd: &RunDir, args: &Args) -> Result<()> {
     let bytes: i64 = c
         .query_one("SELECT pg_database_size(current_database())", &[])?
         .get(0);
-    rd.set_meta(
-        "build",
-        json!({
-            "database": db,
-            "route": route.name(),
-            "cache": match route {
+    rd.update_meta(|m| {
+        m.build = Some(BuildRecord {
+            database: db.clone(),
+            route: route.name().into(),
+            cache: match route {
                 BuildRoute::Rewrite => "cleared by the next reset-cold",
                 BuildRoute::CreateWith => "left as the load left it (create-with)",
-            },
-            "template": template,
-            "template_reused": reused,
-            "copy_seconds": copy_s,
-            "seconds": started.elapsed().as_secs_f64(),
-            "rows": rows,
-            "database_bytes": bytes,
-            "settings_changed": changed,
-        }),
-    )?;
+            }
+            .into(),
+            template,
+            template_reused: reused,
+            copy_seconds: copy_s,
+            seconds: started.elapsed().as_secs_f64(),
+            rows,
+            database_bytes: bytes,
+            settings_changed: changed,
+        })
+    })?;
     eprintln!(
         "hotlab: built {db} ({} MiB) in {:.1} s",
         bytes / 1048576,

@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::env;
 
 /// Which server the steps use (`HOTLAB_BACKEND`); `server/` implements each.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum BackendKind {
     Embedded,
@@ -18,6 +18,15 @@ pub(crate) enum BackendKind {
 }
 
 impl BackendKind {
+    /// The name `HOTLAB_BACKEND` and meta.json give it.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            BackendKind::Embedded => "embedded",
+            BackendKind::Compose => "compose",
+            BackendKind::External => "external",
+        }
+    }
+
     pub(crate) fn from_env() -> Result<BackendKind> {
         match env::var(env::BACKEND).as_deref() {
             None | Some("embedded") => Ok(BackendKind::Embedded),

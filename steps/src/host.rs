@@ -3,12 +3,31 @@
 
 use std::fs;
 
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
 
 use crate::ctx::project_root;
 
+/// What the host is (meta.json's `host`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub(crate) struct HostInfo {
+    pub(crate) hostname: Option<String>,
+    pub(crate) cpu: Option<String>,
+    pub(crate) cores: usize,
+    pub(crate) memory_bytes: Option<u64>,
+    pub(crate) kernel: Option<String>,
+}
+
+/// hotlab's version and git revision (meta.json's `hotlab`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub(crate) struct HotlabInfo {
+    pub(crate) version: String,
+    pub(crate) git: Option<String>,
+}
+
 /// What the host is: CPU, cores, memory, kernel.
-pub(crate) fn host_info() -> Value {
+pub(crate) fn host_info() -> HostInfo {
     let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let cpu = cpuinfo
         .lines()
@@ -30,17 +49,17 @@ pub(crate) fn host_info() -> Value {
     let hostname = fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|s| s.trim().to_string())
         .ok();
-    json!({
-        "hostname": hostname,
-        "cpu": cpu,
-        "cores": cores,
-        "memory_bytes": mem_kb.map(|k| k * 1024),
-        "kernel": kernel,
-    })
+    HostInfo {
+        hostname,
+        cpu,
+        cores,
+        memory_bytes: mem_kb.map(|k| k * 1024),
+        kernel,
+    }
 }
 
 /// hotlab's version and git revision.
-pub(crate) fn hotlab_info() -> Value {
+pub(crate) fn hotlab_info() -> HotlabInfo {
     let rev = crate::proc::shell().ok().and_then(|sh| {
         sh.change_dir(project_root());
         xshell::cmd!(sh, "git rev-parse --short=12 HEAD")
@@ -49,5 +68,8 @@ pub(crate) fn hotlab_info() -> Value {
             .read()
             .ok()
     });
-    json!({ "version": env!("CARGO_PKG_VERSION"), "git": rev })
+    HotlabInfo {
+        version: env!("CARGO_PKG_VERSION").into(),
+        git: rev,
+    }
 }

@@ -45,7 +45,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             // reset after its build is recorded, not done.
             let keep = match rd.plan() {
                 Ok(plan) if plan.arm.build == BuildRoute::CreateWith => {
-                    crate::rundir::StepStatus::of(&rd.meta()?["steps"]["build"]["status"])
+                    rd.meta()?.steps.get("build").and_then(|s| s.status)
                         == Some(crate::rundir::StepStatus::Complete)
                 }
                 _ => false,

@@ -6,9 +6,9 @@
 use std::path::PathBuf;
 
 use anyhow::Result;
-use serde_json::json;
 
 use crate::ctx::Ctx;
+use crate::rundir::meta::SettingsRestore;
 use crate::rundir::RunDir;
 use crate::server::Server;
 
@@ -23,17 +23,19 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     let rd = RunDir::open(&args.run)?;
     let _lock = rd.lock("restore-settings")?;
     let meta = rd.meta()?;
-    let rec = &meta["server_settings_restore"];
-    if rec.is_null() || rec["restored"] == true {
+    let Some(rec) = meta.server_settings_restore.filter(|r| !r.restored) else {
         return Ok(());
-    }
-    let previous = serde_json::from_value(rec["previous"].clone())?;
+    };
+    let previous = rec.previous.clone();
     let server = Server::ensure(ctx)?;
     let done = server.restore_settings(&previous)?;
     eprintln!("hotlab: server settings restored: {}", done.join(", "));
-    rd.set_meta(
-        "server_settings_restore",
-        json!({"previous": rec["previous"], "restored": true, "done": done}),
-    )?;
+    rd.update_meta(|m| {
+        m.server_settings_restore = Some(SettingsRestore {
+            restored: true,
+            done: Some(done),
+            ..rec
+        })
+    })?;
     Ok(())
 }

@@ -10,6 +10,7 @@ use anyhow::{bail, Result};
 use crate::ctx::Ctx;
 use crate::interrupt::catch_interrupts;
 use crate::rundir::RunDir;
+use crate::rundir::StepStatus;
 
 #[derive(clap::Args, Debug, Default)]
 pub struct Args {
@@ -41,8 +42,8 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
         );
     }
     let meta = rd.meta()?;
-    let previous = meta["steps"]["run"]["status"].as_str().map(str::to_string);
-    let finished = previous.as_deref() == Some("complete");
+    let previous = meta.steps.get("run").and_then(|s| s.status);
+    let finished = previous == Some(StepStatus::Complete);
     if finished || (previous.is_none() && rd.file("workload.json").exists()) {
         bail!(
             "{} already holds a measured run; create a new one with `cargo xtask init`",
@@ -54,7 +55,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
     // clean (analyze reads only the arm directory's own files). Only under the arm's lock: a
     // second `run` refused because the first still runs moves nothing.
     let retry = || -> Result<()> {
-        if let Some(status) = previous.as_deref().filter(|_| ran) {
+        if let Some(status) = previous.map(StepStatus::as_str).filter(|_| ran) {
             let to = rd.move_attempt_aside()?;
             eprintln!(
                 "hotlab: the previous run ({status}) moved to {}; this attempt starts clean. Its database already ran part of a workload: for a cold, clean start run the whole arm again (`just arm {}`)",

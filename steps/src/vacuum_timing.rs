@@ -96,10 +96,13 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<()> {
             server.drop_own_database(&db)?;
             eprintln!("hotlab: dropped {db} (pass --keep-db or HOTLAB_KEEP_DB=1 to keep it)");
         }
-        rd.set_meta(
-            "database_end",
-            serde_json::json!({"name": db, "kept": kept, "dropped": !kept}),
-        )?;
+        rd.update_meta(|m| {
+            m.database_end = Some(crate::rundir::meta::DatabaseEnd {
+                name: db.clone(),
+                kept,
+                dropped: !kept,
+            })
+        })?;
         Ok(())
     })
 }

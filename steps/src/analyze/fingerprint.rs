@@ -14,38 +14,50 @@ use super::load::ArmRun;
 
 /// The fingerprint's parts, in the order they are named: (part, value as shown).
 pub(crate) fn parts(r: &ArmRun) -> BTreeMap<&'static str, String> {
-    let m = &r.meta;
-    let text = |v: &Value| match v {
+    let (m, plan) = (&r.meta, &r.plan);
+    // A part's value as JSON text, keys sorted (as meta.json reads back), `?` for none.
+    let text = |v: Value| match v {
         Value::Null => "?".to_string(),
-        Value::String(s) => s.clone(),
+        Value::String(s) => s,
         v => v.to_string(),
     };
-    let mut arm = m["arm"].clone();
+    fn json<T: serde::Serialize>(v: &T) -> Value {
+        serde_json::to_value(v).unwrap_or(Value::Null)
+    }
+    let mut arm = json(&plan.arm);
     if let Some(o) = arm.as_object_mut() {
         o.remove("name");
     }
-    let version = m["server"]["version_num"]
-        .as_i64()
+    let version = m
+        .server
+        .as_ref()
+        .map(|s| s.version_num)
         .map(|n| format!("{}.{}", n / 10000, n % 10000))
         .unwrap_or_else(|| "?".into());
-    let host = &m["host"];
+    let host = m.host.clone().unwrap_or_default();
     let mut p = BTreeMap::new();
-    p.insert("1 study", text(&m["study"]));
-    p.insert("2 size", text(&m["size"]));
-    p.insert("3 size as resolved", text(&m["size_spec"]));
-    p.insert("4 arm", text(&arm));
-    p.insert("5 server settings", text(&m["server_settings"]));
+    p.insert("1 study", plan.study.clone());
+    p.insert("2 size", plan.size.clone());
+    p.insert("3 size as resolved", text(json(&plan.size_spec)));
+    p.insert("4 arm", text(arm));
+    p.insert("5 server settings", text(json(&plan.server_settings)));
     p.insert("6 PostgreSQL", version);
     p.insert(
         "7 host",
         format!(
             "{}, {} cores, {:.0} GiB",
-            text(&host["cpu"]),
-            text(&host["cores"]),
-            host["memory_bytes"].as_f64().unwrap_or(0.0) / 1073741824.0
+            host.cpu.unwrap_or_else(|| "?".into()),
+            host.cores,
+            host.memory_bytes.unwrap_or(0) as f64 / 1073741824.0
         ),
     );
-    p.insert("8 hotlab", text(&m["hotlab"]["git"]));
+    p.insert(
+        "8 hotlab",
+        m.hotlab
+            .as_ref()
+            .and_then(|h| h.git.clone())
+            .unwrap_or_else(|| "?".into()),
+    );
     p
 }
 

@@ -36,7 +36,7 @@ pub struct ArmRun {
     pub plan: ArmPlan,
     /// meta.json as a whole: what the steps recorded beside the plan (`build`, `server`,
     /// `memory_limit`, `host`, `status`).
-    pub meta: Value,
+    pub(crate) meta: crate::rundir::Meta,
     /// fillfactor.json (None before apply-fillfactor ran).
     pub fillfactor: Option<FillfactorJson>,
     pub workload: Value,
@@ -66,8 +66,8 @@ impl ArmRun {
                 "hotlab: warning: {} is damaged: {why}; it is left out",
                 dir.display()
             );
-            meta["status"] = StepStatus::Damaged.into();
-            meta["damage"] = serde_json::json!(why);
+            meta.status = Some(StepStatus::Damaged);
+            meta.damage = Some(why);
             return Ok(ArmRun {
                 dir: dir.to_path_buf(),
                 plan,
@@ -84,8 +84,8 @@ impl ArmRun {
             });
         }
         // A step left `running` by a process that is gone (its lock is free): it died.
-        if StepStatus::of(&meta["status"]) == Some(StepStatus::Running) && rd.lock_free() {
-            meta["status"] = StepStatus::Died.into();
+        if meta.status == Some(StepStatus::Running) && rd.lock_free() {
+            meta.status = Some(StepStatus::Died);
         }
         let opt_json = |name: &str| -> Value { read_json(&dir.join(name)).unwrap_or(Value::Null) };
         let resets = std::fs::read_to_string(dir.join("reset.jsonl"))
@@ -212,9 +212,9 @@ impl ArmRun {
     }
 
     pub fn status(&self) -> String {
-        self.meta["status"]
-            .as_str()
-            .unwrap_or("unknown")
+        self.meta
+            .status
+            .map_or("unknown", |s| s.as_str())
             .to_string()
     }
 }

@@ -78,7 +78,12 @@ fn per(a: Option<f64>, b: Option<f64>, k: f64) -> Option<f64> {
 /// shared_buffers in bytes: the server's own value recorded by `build` (pg_settings, in units of
 /// 8kB), else the size's setting.
 pub(crate) fn shared_buffers(r: &ArmRun) -> Option<f64> {
-    let s = r.meta["server"]["settings"]["shared_buffers"].as_str();
+    let s = r
+        .meta
+        .server
+        .as_ref()
+        .and_then(|s| s.settings.get("shared_buffers"))
+        .map(String::as_str);
     if let Some(n) = s.and_then(|s| s.strip_suffix("8kB")) {
         return n.parse::<f64>().ok().map(|n| n * 8192.0);
     }
@@ -97,6 +102,7 @@ fn host_share(r: &ArmRun, state: &str) -> Option<f64> {
 }
 
 pub(crate) fn of(r: &ArmRun, tables: &[&str]) -> Mech {
+    let (host, limit) = (r.meta.host.as_ref(), r.meta.memory_limit.as_ref());
     let txns = r.source("cluster", "xact_total").delta;
     let blk = |t: &str, what: &str| {
         add(
@@ -130,21 +136,19 @@ pub(crate) fn of(r: &ArmRun, tables: &[&str]) -> Mech {
         fpi: r.source("wal", "wal_fpi").delta,
         blks_read: read,
         blks_hit: hit,
-        data_built: r.meta["build"]["database_bytes"].as_f64(),
+        data_built: r.meta.build.as_ref().map(|b| b.database_bytes as f64),
         data_start: data.first,
         data_end: data.last,
         shared_buffers: shared_buffers(r),
-        machine_memory: r.meta["host"]["memory_bytes"].as_f64(),
-        ram_limit: (r.meta["memory_limit"]["applied"] == true)
-            .then(|| r.meta["memory_limit"]["bytes"].as_f64())
-            .flatten(),
-        ram_peak: r.meta["memory_limit"]["usage_bytes_peak"].as_f64(),
+        machine_memory: host.and_then(|h| h.memory_bytes).map(|b| b as f64),
+        ram_limit: limit.filter(|l| l.applied).map(|l| l.bytes as f64),
+        ram_peak: limit.and_then(|l| l.usage_bytes_peak).map(|b| b as f64),
         server_cores: per(
             r.source("server_cpu", "cpu_s").delta,
             r.tprocc.as_ref().map(|w| w.duration_s),
             1.0,
         ),
-        machine_cores: r.meta["host"]["cores"].as_f64(),
+        machine_cores: host.map(|h| h.cores as f64),
         host_steal_pct: host_share(r, "steal_s"),
         host_busy_pct: host_share(r, "busy_s"),
         cpu_per_ktxn: per(r.source("server_cpu", "cpu_s").delta, txns, 1000.0),

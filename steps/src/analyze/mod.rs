@@ -87,6 +87,9 @@ pub(crate) struct Headline {
     pub(crate) latency_ms: [Option<f64>; 3],
     /// The command that ran the load, where it was a command.
     pub(crate) command: Option<Vec<String>>,
+    /// The size's warehouses and clients (virtual users), where it has them.
+    pub(crate) warehouses: Option<f64>,
+    pub(crate) clients: Option<f64>,
 }
 
 /// What `analyze` asks of a workload: implemented on its size type, in its room (`tables.rs`).
@@ -251,7 +254,7 @@ fn left_out(runs: &[ArmRun]) -> Option<(String, Value)> {
         .filter(|r| matches!(r.status().as_str(), "damaged" | "died"))
         .map(|r| {
             let why = match r.status().as_str() {
-                "damaged" => r.meta["damage"].as_str().unwrap_or("?").to_string(),
+                "damaged" => r.meta.damage.clone().unwrap_or_else(|| "?".into()),
                 _ => "marked running, but no process holds it: it died".to_string(),
             };
             (r.name(), r.status(), why)
@@ -402,14 +405,12 @@ fn cold_starts(runs: &[ArmRun]) -> (Option<String>, Value) {
 /// Runs on a server hotlab does not own whose settings were left alone and differ from the
 /// study's (`server_settings_diff` in meta.json): said first, so no figure is read as the study's.
 fn not_at_study_settings(runs: &[ArmRun]) -> Option<(String, Value)> {
-    let off: Vec<(String, &Value)> = runs
+    let off: Vec<(String, &Vec<crate::rundir::meta::SettingDiff>)> = runs
         .iter()
-        .filter(|r| {
-            r.meta["server_settings_diff"]
-                .as_array()
-                .is_some_and(|d| !d.is_empty())
+        .filter_map(|r| {
+            let d = r.meta.server_settings_diff.as_ref()?;
+            (!d.is_empty()).then(|| (r.name(), d))
         })
-        .map(|r| (r.name(), &r.meta["server_settings_diff"]))
         .collect();
     if off.is_empty() {
         return None;
@@ -419,17 +420,8 @@ fn not_at_study_settings(runs: &[ArmRun]) -> Option<(String, Value)> {
     );
     for (run, diff) in &off {
         let items: Vec<String> = diff
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|d| {
-                format!(
-                    "{} {} (study {})",
-                    d["name"].as_str().unwrap_or("?"),
-                    d["server"].as_str().unwrap_or("?"),
-                    d["study"].as_str().unwrap_or("?")
-                )
-            })
+            .iter()
+            .map(|d| format!("{} {} (study {})", d.name, d.server, d.study))
             .collect();
         md.push_str(&format!("- {run}: {}\n", items.join(", ")));
     }

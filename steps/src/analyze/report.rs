@@ -133,13 +133,18 @@ fn text(v: &Value) -> String {
     }
 }
 
+/// A recorded text, or a dash for none.
+fn or_dash(v: Option<String>) -> String {
+    v.unwrap_or_else(|| "–".into())
+}
+
 /// The host as a person reads it: "AMD EPYC, 2 cores, 24.0 GiB".
-fn host_line(h: &Value) -> String {
+fn host_line(h: Option<&crate::host::HostInfo>) -> String {
     format!(
         "{}, {} cores, {}",
-        text(&h["cpu"]),
-        text(&h["cores"]),
-        super::bytes(h["memory_bytes"].as_f64())
+        h.and_then(|h| h.cpu.clone()).unwrap_or_else(|| "–".into()),
+        h.map_or("–".to_string(), |h| h.cores.to_string()),
+        super::bytes(h.and_then(|h| h.memory_bytes).map(|b| b as f64))
     )
 }
 
@@ -203,18 +208,9 @@ fn answer_box(a: &Analysis, out: &Path) -> String {
     )
 }
 
-/// One run's section of the page: its metadata as tables, relative links to its files, its
-/// advise, settings, cold resets and command.
-fn run_section(r: &super::load::ArmRun, out: &Path) -> String {
-    let mut s = String::new();
+/// A run's metadata as a table: server, backend, host, hotlab, start, end, fillfactor.
+fn run_facts(r: &super::load::ArmRun) -> String {
     let m = &r.meta;
-    let dir = relative(out, &r.dir);
-    s.push_str(&format!(
-        "<h3 id=\"run-{}\">{} ({})</h3>\n",
-        slug(&r.name()),
-        esc(&r.name()),
-        esc(&r.status())
-    ));
     let fillfactor = r
         .fillfactor
         .as_ref()
@@ -229,15 +225,44 @@ fn run_section(r: &super::load::ArmRun, out: &Path) -> String {
                 .join(", ")
         })
         .unwrap_or_else(|| "–".into());
-    s.push_str(&kv_table(&[
-        ("server".into(), text(&m["server"]["version"])),
-        ("backend".into(), text(&m["server"]["backend"])),
-        ("host".into(), host_line(&m["host"])),
-        ("hotlab".into(), text(&m["hotlab"]["git"])),
-        ("start".into(), text(&m["start"])),
-        ("end".into(), text(&m["end"])),
+    kv_table(&[
+        (
+            "server".into(),
+            or_dash(m.server.as_ref().map(|s| s.version.clone())),
+        ),
+        (
+            "backend".into(),
+            or_dash(
+                m.server
+                    .as_ref()
+                    .and_then(|s| s.backend)
+                    .map(|b| b.name().to_string()),
+            ),
+        ),
+        ("host".into(), host_line(m.host.as_ref())),
+        (
+            "hotlab".into(),
+            or_dash(m.hotlab.as_ref().and_then(|h| h.git.clone())),
+        ),
+        ("start".into(), or_dash(m.start.clone())),
+        ("end".into(), or_dash(m.end.clone())),
         ("fillfactor".into(), fillfactor),
-    ]));
+    ])
+}
+
+/// One run's section of the page: its metadata as tables, relative links to its files, its
+/// advise, settings, cold resets and command.
+fn run_section(r: &super::load::ArmRun, out: &Path) -> String {
+    let mut s = String::new();
+    let m = &r.meta;
+    let dir = relative(out, &r.dir);
+    s.push_str(&format!(
+        "<h3 id=\"run-{}\">{} ({})</h3>\n",
+        slug(&r.name()),
+        esc(&r.name()),
+        esc(&r.status())
+    ));
+    s.push_str(&run_facts(r));
     let links: Vec<String> = RUN_FILES
         .iter()
         .filter(|f| r.dir.join(f).exists())
@@ -258,9 +283,10 @@ fn run_section(r: &super::load::ArmRun, out: &Path) -> String {
             md_to_html(&md, &mut vec![])
         ));
     }
-    let settings: Vec<(String, String)> = m["server"]["settings"]
-        .as_object()
-        .map(|o| o.iter().map(|(k, v)| (k.clone(), text(v))).collect())
+    let settings: Vec<(String, String)> = m
+        .server
+        .as_ref()
+        .map(|s| s.settings.clone().into_iter().collect())
         .unwrap_or_default();
     s.push_str(&format!(
         "<details><summary>server settings</summary>\n{}</details>\n",
@@ -301,15 +327,15 @@ pub(crate) fn html(a: &Analysis, out: &Path) -> String {
         None => "hotlab report".to_string(),
     };
     let date = first
-        .and_then(|r| r.meta["start"].as_str())
+        .and_then(|r| r.meta.start.as_deref())
         .map(|s| s.chars().take(16).collect::<String>().replace('T', " "))
         .unwrap_or_default();
     let host = first
-        .map(|r| host_line(&r.meta["host"]))
+        .map(|r| host_line(r.meta.host.as_ref()))
         .unwrap_or_default();
     // "PostgreSQL 18.6 on x86_64-pc-linux-gnu, compiled by …": the first two words.
     let version = first
-        .and_then(|r| r.meta["server"]["version"].as_str())
+        .and_then(|r| r.meta.server.as_ref().map(|s| s.version.as_str()))
         .map(|v| v.split_whitespace().take(2).collect::<Vec<_>>().join(" "))
         .unwrap_or_else(|| "?".into());
     let mut headings = vec![];

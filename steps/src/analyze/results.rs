@@ -12,7 +12,6 @@ use polars::prelude::*;
 use polars_io::prelude::{
     CsvReadOptions, ParquetCompression, ParquetReader, ParquetWriter, SerReader,
 };
-use serde_json::Value;
 
 use super::arms::{figure, ArmStats};
 use super::fingerprint;
@@ -84,7 +83,6 @@ impl RunRow {
         let parts = fingerprint::parts(r);
         let part = |k: &str| parts.get(k).cloned().unwrap_or_default();
         let m = &r.meta;
-        let spec = &m["size_spec"];
         let metric = super::throughput(r.plan.workload).label;
         let h = super::headline(r);
         let (mut upd, mut hot, mut newpage) = (None, None, None);
@@ -102,7 +100,6 @@ impl RunRow {
         }
         let wal = r.source("lsn", "insert_lsn_bytes").delta;
         let txns = r.source("cluster", "xact_total").delta;
-        let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
         let sweep = r
             .dir
             .parent()
@@ -119,9 +116,9 @@ impl RunRow {
             dir: r.dir.display().to_string(),
             fingerprint: fingerprint::short(&parts),
             status: r.status(),
-            start: text(&m["start"]),
-            end: text(&m["end"]),
-            workload: text(&m["workload"]),
+            start: m.start.clone().unwrap_or_default(),
+            end: m.end.clone().unwrap_or_default(),
+            workload: r.plan.workload.name().to_string(),
             tables: r.plan.tables.join(","),
             arm_spec: part("4 arm"),
             size_spec: part("3 size as resolved"),
@@ -129,8 +126,8 @@ impl RunRow {
             postgres: part("6 PostgreSQL"),
             host: part("7 host"),
             hotlab: part("8 hotlab"),
-            warehouses: spec["warehouses"].as_f64(),
-            clients: spec["clients"].as_f64().or(spec["vus"].as_f64()),
+            warehouses: h.warehouses,
+            clients: h.clients,
             window_s: h.window_s,
             metric: metric.into(),
             throughput: h.throughput,

@@ -20,7 +20,6 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 use crate::ctx::{BackendKind, Ctx};
 use crate::io::{read_json, write_json_atomic};
@@ -241,7 +240,7 @@ pub(crate) fn take(ctx: &Ctx, rd: &RunDir, step: &str) -> Result<Lease> {
         .cloned()
         .unwrap_or_else(|| holder.clone());
     // The generation this arm's last reset-cold took the server in: its cold start.
-    let mine = rd.meta()?["server_lease"]["cold_generation"].as_u64();
+    let mine = rd.meta()?.server_lease.and_then(|l| l.cold_generation);
     let starts = step == "reset-cold";
     let mut waiting = Waiting::new(ctx);
     loop {
@@ -362,9 +361,12 @@ impl Lease {
     }
 
     /// What meta.json records of the lease.
-    pub(crate) fn json(&self) -> serde_json::Value {
-        json!({"generation": self.generation, "cold_generation": self.cold_generation,
-               "holder": self.holder})
+    pub(crate) fn json(&self) -> crate::rundir::meta::LeaseRecord {
+        crate::rundir::meta::LeaseRecord {
+            generation: self.generation,
+            cold_generation: self.cold_generation,
+            holder: Some(self.holder.clone()),
+        }
     }
 }
 
@@ -406,7 +408,7 @@ pub(crate) fn cycle_step(
             .unwrap_or_else(|p| p.into_inner())
             .as_ref()
             .map(Lease::json);
-        r = rd.set_meta("server_lease", json.unwrap_or_default());
+        r = rd.update_meta(|m| m.server_lease = json);
     }
     if r.is_ok() {
         let on_abort = {

@@ -251,7 +251,7 @@ impl Server {
     }
 
     /// `version()`, the short server version number, and the non-default settings.
-    pub(crate) fn describe(&self) -> Result<serde_json::Value> {
+    pub(crate) fn describe(&self) -> Result<crate::rundir::meta::ServerInfo> {
         let mut c = self.connect(&self.conn.admin_db)?;
         let version: String = c.query_one("SELECT version()", &[])?.get(0);
         let num: String = c.query_one("SHOW server_version_num", &[])?.get(0);
@@ -260,18 +260,18 @@ impl Server {
              WHERE source NOT IN ('default', 'override', 'client', 'session') ORDER BY name",
             &[],
         )?;
-        let settings: serde_json::Map<String, serde_json::Value> = rows
+        let settings = rows
             .iter()
-            .map(|r| (r.get::<_, String>(0), serde_json::Value::String(r.get(1))))
+            .map(|r| (r.get::<_, String>(0), r.get::<_, String>(1)))
             .collect();
-        Ok(serde_json::json!({
-            "version": version,
-            "version_num": num.parse::<i64>().unwrap_or(0),
-            "backend": self.kind,
-            "host": self.conn.first_host(),
-            "port": self.conn.first_port(),
-            "settings": settings,
-        }))
+        Ok(crate::rundir::meta::ServerInfo {
+            version,
+            version_num: num.parse::<i64>().unwrap_or(0),
+            backend: Some(self.kind),
+            host: self.conn.first_host(),
+            port: self.conn.first_port(),
+            settings,
+        })
     }
 
     /// Applies study settings with ALTER SYSTEM; restarts when one needs it. Returns the
@@ -492,8 +492,8 @@ fn status(ctx: &Ctx, json: bool) -> Result<()> {
         }
     } else if let Ok(s) = Server::ensure(ctx) {
         let d = s.describe()?;
-        out["version"] = d["version"].clone();
-        out["port"] = d["port"].clone();
+        out["version"] = serde_json::json!(d.version);
+        out["port"] = serde_json::json!(d.port);
         out["running"] = serde_json::json!(true);
     }
     if let Ok(r) = lease::current(ctx) {

@@ -7,19 +7,13 @@
 use std::collections::BTreeMap;
 
 use anyhow::{bail, Result};
-use serde::Serialize;
 
 use super::{BackendKind, Server};
 use crate::env;
 use crate::study::scale::{parse_kb, parse_s};
 
-/// One setting where the server is not at the study's value.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub(crate) struct Diff {
-    pub(crate) name: String,
-    pub(crate) study: String,
-    pub(crate) server: String,
-}
+/// One setting where the server is not at the study's value (as meta.json records it).
+pub(crate) use crate::rundir::meta::SettingDiff as Diff;
 
 /// A setting's value in comparable terms: kB for memory, seconds for time, the text otherwise
 /// (lowercased, booleans as on/off). A bare number takes the setting's unit from pg_settings

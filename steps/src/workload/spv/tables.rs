@@ -351,6 +351,11 @@ impl crate::analyze::StudyTables for super::size::SpvSize {
             window_s: w.as_ref().map(|w| w.duration_s),
             latency_ms: [None; 3],
             command: w.map(|w| w.command),
+            warehouses: None,
+            clients: match &r.plan.size_spec {
+                Some(crate::study::Size::Spv(s)) => s.clients.map(f64::from),
+                _ => None,
+            },
         }
     }
 

@@ -8,6 +8,7 @@ use super::size::TproccSize;
 use super::Shape;
 use crate::ctx::Ctx;
 use crate::io::write_json_atomic;
+use crate::rundir::meta::MemoryLimit;
 use crate::rundir::RunDir;
 use crate::server::Server;
 use crate::snapshot::{wait_for_backends, Sampler};
@@ -55,15 +56,15 @@ pub(crate) fn run(
         shape.duration_s
     );
     let (limit, mut memory_limit) = confine(&server, size.ram.as_deref())?;
-    if !memory_limit.is_null() {
-        rd.set_meta("memory_limit", memory_limit.clone())?;
+    if let Some(m) = &memory_limit {
+        let m = m.clone();
+        rd.update_meta(|meta| meta.memory_limit = Some(m))?;
     }
     let out = super::driver::run(&server, db, &shape, &mut sampler, &rd.path);
-    if let Some(c) = &limit {
-        let (now, peak) = c.usage();
-        memory_limit["usage_bytes_end"] = serde_json::json!(now);
-        memory_limit["usage_bytes_peak"] = serde_json::json!(peak);
-        rd.set_meta("memory_limit", memory_limit)?;
+    if let (Some(c), Some(m)) = (&limit, &mut memory_limit) {
+        (m.usage_bytes_end, m.usage_bytes_peak) = c.usage();
+        let m = m.clone();
+        rd.update_meta(|meta| meta.memory_limit = Some(m))?;
     }
     drop(limit);
     let out = out.context("the TPROC-C run did not finish (the samples taken so far are kept)")?;
@@ -86,10 +87,10 @@ fn confine(
     ram: Option<&str>,
 ) -> Result<(
     Option<crate::server::memlimit::Confinement>,
-    serde_json::Value,
+    Option<MemoryLimit>,
 )> {
     let Some(ram) = ram else {
-        return Ok((None, serde_json::Value::Null));
+        return Ok((None, None));
     };
     let bytes = (crate::study::scale::parse_kb(ram)? * 1024.0) as u64;
     let pid = server.embedded.as_ref().and_then(|e| e.pid());
@@ -107,17 +108,26 @@ fn confine(
                 c.version,
                 c.path().display()
             );
-            let m = serde_json::json!({"applied": true, "bytes": bytes, "ram": ram,
-                                       "cgroup_version": c.version,
-                                       "cgroup": c.path().display().to_string()});
-            (Some(c), m)
+            let m = MemoryLimit {
+                applied: true,
+                bytes,
+                ram: ram.into(),
+                cgroup_version: Some(c.version),
+                cgroup: Some(c.path().display().to_string()),
+                ..Default::default()
+            };
+            (Some(c), Some(m))
         }
         Err(why) => {
             eprintln!("hotlab: not confining the server to {ram}: {why}");
-            (
-                None,
-                serde_json::json!({"applied": false, "bytes": bytes, "ram": ram, "why": why}),
-            )
+            let m = MemoryLimit {
+                applied: false,
+                bytes,
+                ram: ram.into(),
+                why: Some(why),
+                ..Default::default()
+            };
+            (None, Some(m))
         }
     })
 }

@@ -728,6 +728,14 @@ impl crate::analyze::StudyTables for super::size::TproccSize {
         crate::analyze::Headline {
             throughput: r.tprocc.as_ref().map(|w| w.nopm),
             window_s: r.tprocc.as_ref().map(|w| w.duration_s),
+            warehouses: match &r.plan.size_spec {
+                Some(crate::study::Size::Tprocc(s)) => s.warehouses.map(|w| w as f64),
+                _ => None,
+            },
+            clients: match &r.plan.size_spec {
+                Some(crate::study::Size::Tprocc(s)) => s.vus.map(f64::from),
+                _ => None,
+            },
             ..Default::default()
         }
     }

@@ -320,7 +320,7 @@ pub(crate) fn tables(
         .unwrap_or_default();
     // In the order they ran: an arm's first appearance is its place in the study (A B B A).
     let mut runs: Vec<&ArmRun> = runs.iter().collect();
-    runs.sort_by_key(|r| r.meta["start"].as_str().unwrap_or("").to_string());
+    runs.sort_by_key(|r| r.meta.start.clone().unwrap_or_default());
     let rows: Vec<Row> = runs.iter().map(|r| row(r, &t)).collect();
     let arms = by_arm(&rows, |r| r.arm.clone(), |r| r.complete);
     let mut md = format!(
@@ -643,6 +643,11 @@ impl crate::analyze::StudyTables for super::size::PgbenchSize {
                 w.and_then(|w| w.latency_p99_ms),
             ],
             command: w.map(|w| w.command.clone()),
+            warehouses: None,
+            clients: match &r.plan.size_spec {
+                Some(crate::study::Size::Pgbench(s)) => Some(f64::from(s.clients)),
+                _ => None,
+            },
         }
     }
 

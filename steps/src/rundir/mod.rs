@@ -2,6 +2,11 @@
 //! sweep with its arm directories, each arm's meta.json (the typed plan `init` resolved, the
 //! status, what each step recorded). Reads and writes only under `data/runs/`.
 
+pub(crate) mod meta;
+
+pub(crate) use meta::{FileEntry, Meta, StepRecord};
+
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -115,17 +120,6 @@ impl StepStatus {
             StepStatus::Damaged => "damaged",
         }
     }
-
-    /// The status a meta.json value holds (None when absent or unknown).
-    pub(crate) fn of(v: &Value) -> Option<StepStatus> {
-        serde_json::from_value(v.clone()).ok()
-    }
-}
-
-impl From<StepStatus> for Value {
-    fn from(s: StepStatus) -> Value {
-        Value::from(s.as_str())
-    }
 }
 
 /// One arm of a sweep: the directory every step of that arm reads and writes.
@@ -168,14 +162,15 @@ impl RunDir {
         self.path.join(name)
     }
 
-    pub fn meta(&self) -> Result<Value> {
-        read_json(&self.file("meta.json"))
+    pub(crate) fn meta(&self) -> Result<Meta> {
+        serde_json::from_value(read_json(&self.file("meta.json"))?)
+            .with_context(|| format!("reading {}", self.file("meta.json").display()))
     }
 
-    /// Sets one top-level key of meta.json (atomic rewrite).
-    pub(crate) fn set_meta(&self, key: &str, value: Value) -> Result<()> {
+    /// Changes meta.json (an atomic rewrite of the whole file).
+    pub(crate) fn update_meta(&self, change: impl FnOnce(&mut Meta)) -> Result<()> {
         let mut m = self.meta()?;
-        m[key] = value;
+        change(&mut m);
         write_json_atomic(&self.file("meta.json"), &m)
     }
 
@@ -196,7 +191,7 @@ impl RunDir {
 
     /// The plan of any run directory, old ones included (their missing parts empty).
     pub(crate) fn plan_any(&self) -> Result<ArmPlan> {
-        let meta = self.meta()?;
+        let meta = read_json(&self.file("meta.json"))?;
         let mut p: ArmPlan = serde_json::from_value(meta)
             .map_err(|e| anyhow::anyhow!("{}: {e}", self.file("meta.json").display()))?;
         if p.sweep_table.is_none() {
@@ -208,15 +203,15 @@ impl RunDir {
     /// The database this arm measures (set by build).
     pub fn database(&self) -> Result<String> {
         let m = self.meta()?;
-        if m["database_end"]["dropped"] == true {
+        if m.database_end.as_ref().is_some_and(|d| d.dropped) {
             bail!(
                 "the database of {} was dropped after its last sample; build it again with `cargo xtask build --run {}` (or keep it next time: vacuum-timing --keep-db)",
                 self.path.display(),
                 self.path.display()
             );
         }
-        match m["build"]["database"].as_str() {
-            Some(d) => Ok(d.to_string()),
+        match m.build {
+            Some(b) => Ok(b.database),
             None => bail!(
                 "no build found in {}; run `cargo xtask build --run {}` first",
                 self.path.display(),
@@ -230,30 +225,32 @@ impl RunDir {
     /// marked `died`, and the user is told.
     pub(crate) fn step_started(&self, step: &str) -> Result<()> {
         let mut m = self.meta()?;
-        if StepStatus::of(&m["status"]) == Some(StepStatus::Running) {
-            let stale: Vec<(String, Value)> = m["steps"]
-                .as_object()
-                .map(|o| {
-                    o.iter()
-                        .filter(|(_, v)| StepStatus::of(&v["status"]) == Some(StepStatus::Running))
-                        .map(|(k, v)| (k.clone(), v["pid"].clone()))
-                        .collect()
-                })
-                .unwrap_or_default();
-            for (s, pid) in stale {
+        if m.status == Some(StepStatus::Running) {
+            for (s, rec) in m.steps.iter_mut() {
+                if rec.status != Some(StepStatus::Running) {
+                    continue;
+                }
+                let pid = rec.pid.map_or("?".to_string(), |p| p.to_string());
                 eprintln!(
                     "hotlab: {}: step {s} was left running by process {pid}, which is gone (killed?); marked died. {step} starts now; run the arm's remaining steps after it (`just arm` runs them all)",
                     self.path.display()
                 );
-                m["steps"][&s]["status"] = StepStatus::Died.into();
-                m["steps"][&s]["error"] = json!(format!("process {pid} ended without finishing"));
+                rec.status = Some(StepStatus::Died);
+                rec.error = Some(format!("process {pid} ended without finishing"));
             }
         }
-        m["status"] = StepStatus::Running.into();
-        m["steps"][step] = json!({ "status": StepStatus::Running, "start": now_rfc3339(),
-                                   "pid": std::process::id() });
-        if m["start"].is_null() {
-            m["start"] = json!(now_rfc3339());
+        m.status = Some(StepStatus::Running);
+        m.steps.insert(
+            step.to_string(),
+            StepRecord {
+                status: Some(StepStatus::Running),
+                start: Some(now_rfc3339()),
+                pid: Some(std::process::id()),
+                ..Default::default()
+            },
+        );
+        if m.start.is_none() {
+            m.start = Some(now_rfc3339());
         }
         write_json_atomic(&self.file("meta.json"), &m)
     }
@@ -269,39 +266,40 @@ impl RunDir {
             Err(_) if interrupted() => StepStatus::Interrupted,
             Err(_) => StepStatus::Failed,
         };
-        m["status"] = status.into();
-        m["steps"][step]["status"] = if result.is_ok() && !interrupted() {
+        m.status = Some(status);
+        let rec = m.steps.entry(step.to_string()).or_default();
+        rec.status = Some(if result.is_ok() && !interrupted() {
             StepStatus::Complete
         } else {
             status
-        }
-        .into();
-        m["steps"][step]["end"] = json!(now_rfc3339());
+        });
+        rec.end = Some(now_rfc3339());
         if let Err(e) = result {
-            m["steps"][step]["error"] = json!(format!("{e:#}"));
+            rec.error = Some(format!("{e:#}"));
         }
-        m["end"] = json!(now_rfc3339());
-        m["files"] = self.manifest()?;
+        m.end = Some(now_rfc3339());
+        m.files = Some(self.manifest()?);
         write_json_atomic(&self.file("meta.json"), &m)
     }
 
     /// The arm's result files as they stand, each with its size and (CSV, JSONL and logs) its
     /// line count: recorded in meta.json at the end of every step, checked by analyze
     /// (`damage`), so a file cut short afterwards is found.
-    pub(crate) fn manifest(&self) -> Result<Value> {
-        let mut out = serde_json::Map::new();
+    pub(crate) fn manifest(&self) -> Result<BTreeMap<String, FileEntry>> {
+        let mut out = BTreeMap::new();
         for rel in self.result_files()? {
             let p = self.path.join(&rel);
             let bytes = fs::metadata(&p)
                 .with_context(|| format!("reading {}", p.display()))?
                 .len();
-            let mut e = json!({ "bytes": bytes });
-            if counts_lines(&rel) {
-                e["rows"] = json!(line_count(&p)?);
-            }
-            out.insert(rel, e);
+            let rows = if counts_lines(&rel) {
+                Some(line_count(&p)? as u64)
+            } else {
+                None
+            };
+            out.insert(rel, FileEntry { bytes, rows });
         }
-        Ok(Value::Object(out))
+        Ok(out)
     }
 
     /// The result files of the arm (relative paths): every file in it and in `snapshots/`,
@@ -341,7 +339,7 @@ impl RunDir {
     /// last line has no newline, a JSON file that does not parse. A file added after the last record (a step that died) is checked for the last two.
     pub(crate) fn damage(&self) -> Option<String> {
         let meta = self.meta().ok()?;
-        if let Some(files) = meta["files"].as_object() {
+        if let Some(files) = &meta.files {
             for (rel, rec) in files {
                 let p = self.path.join(rel);
                 let Ok(m) = fs::metadata(&p) else {
@@ -349,7 +347,7 @@ impl RunDir {
                 };
                 // Sizes only: a file only ever grows or is appended to, so one cut short is
                 // shorter, and counting its lines again would read every file twice.
-                let want = rec["bytes"].as_u64().unwrap_or(0);
+                let want = rec.bytes;
                 if m.len() < want {
                     return Some(format!(
                         "{rel} is shorter than recorded ({} of {want} bytes)",
@@ -672,18 +670,17 @@ pub fn create_sweep(
         fs::create_dir_all(d.join("snapshots"))?;
         let abs = fs::canonicalize(&d).unwrap_or_else(|_| d.clone());
         let database = database_name(&plan.study.name, &name, &abs);
-        let mut meta = serde_json::to_value(plan.arm_plan(&name, &arm, &database))?;
-        let extra = json!({
-            "status": StepStatus::Pending,
-            "hotlab": hotlab_info(),
-            "host": host_info(),
-            "start": null,
-            "end": null,
-            "steps": {},
-        });
-        for (k, v) in extra.as_object().expect("an object") {
-            meta[k] = v.clone();
-        }
+        let plan = match serde_json::to_value(plan.arm_plan(&name, &arm, &database))? {
+            Value::Object(m) => m.into_iter().collect(),
+            _ => BTreeMap::new(),
+        };
+        let meta = Meta {
+            status: Some(StepStatus::Pending),
+            hotlab: Some(hotlab_info()),
+            host: Some(host_info()),
+            plan,
+            ..Default::default()
+        };
         write_json_atomic(&d.join("meta.json"), &meta)?;
         dirs.push(RunDir { path: d });
     }
