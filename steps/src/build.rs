@@ -10,7 +10,6 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
-use serde_json::json;
 
 use crate::ctx::Ctx;
 use crate::rundir::meta::{BuildRecord, SettingsRestore};
@@ -236,9 +235,13 @@ fn load_into(server: &Server, db: &str, loader: &Loader) -> Result<()> {
 }
 
 /// Row counts must be exactly what the loader promised; a half-built database is refused.
-fn verify(server: &Server, db: &str, loader: &Loader) -> Result<serde_json::Value> {
+fn verify(
+    server: &Server,
+    db: &str,
+    loader: &Loader,
+) -> Result<std::collections::BTreeMap<String, i64>> {
     let mut c = server.connect(db)?;
-    let mut out = serde_json::Map::new();
+    let mut out = std::collections::BTreeMap::new();
     for (t, want) in &loader.expected {
         let got: i64 = c
             .query_one(&format!("SELECT count(*) FROM {t}"), &[])
@@ -249,8 +252,8 @@ fn verify(server: &Server, db: &str, loader: &Loader) -> Result<serde_json::Valu
             None if got == 0 => bail!("{db}.{t} is empty after the load; the load SQL fills nothing: fix it and run `cargo xtask build --no-template`"),
             _ => {}
         }
-        out.insert(t.clone(), json!(got));
+        out.insert(t.clone(), got);
     }
     loader.verify(&mut c, db, &mut out)?;
-    Ok(serde_json::Value::Object(out))
+    Ok(out)
 }

@@ -3,10 +3,10 @@
 //! never averaged. A leaf.
 
 use hdrhistogram::Histogram;
-use serde_json::{json, Value};
 
-/// Mean, min, max and spread ((max − min) / mean, in %) of repeated figures.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// Mean, min, max and spread ((max − min) / mean, in %) of repeated figures; in summary.json
+/// `{n, mean, min, max, spread_pct}`.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub(crate) struct Stats {
     pub(crate) n: usize,
     pub(crate) mean: f64,
@@ -35,14 +35,6 @@ impl Stats {
             min,
             max,
             spread_pct: (mean != 0.0).then(|| 100.0 * (max - min) / mean.abs()),
-        }
-    }
-
-    pub(crate) fn json(s: Option<Stats>) -> Value {
-        match s {
-            None => Value::Null,
-            Some(s) => json!({"n": s.n, "mean": s.mean, "min": s.min, "max": s.max,
-                              "spread_pct": s.spread_pct}),
         }
     }
 }

@@ -4,13 +4,8 @@
 
 use std::path::Path;
 
-use serde_json::Value;
-
-use super::Analysis;
-
-fn text(v: &Value) -> &str {
-    v.as_str().unwrap_or("?")
-}
+use super::baseline::BaselineJson;
+use super::{Analysis, Findings};
 
 /// The most lines the answer prints.
 pub(crate) const MAX_LINES: usize = 15;
@@ -21,15 +16,14 @@ fn plain(s: &str) -> String {
 }
 
 /// `--baseline`: how many figures changed (and which), how many are within noise.
-fn baseline_line(j: &Value) -> Option<String> {
-    let figs = j["baseline"]["figures"].as_array()?;
-    let verdict = |f: &Value| f["verdict"].as_str().unwrap_or("").to_string();
+fn baseline_line(b: Option<&BaselineJson>) -> Option<String> {
+    let figs = &b?.figures;
     let changed: Vec<String> = figs
         .iter()
-        .filter(|f| verdict(f) == "changed")
-        .map(|f| format!("{} {}", text(&f["arm"]), text(&f["figure"])))
+        .filter(|f| f.verdict == "changed")
+        .map(|f| format!("{} {}", f.arm, f.figure))
         .collect();
-    let noise = figs.iter().filter(|f| verdict(f) == "within noise").count();
+    let noise = figs.iter().filter(|f| f.verdict == "within noise").count();
     let unknown = figs.len() - changed.len() - noise;
     Some(format!(
         "Against the baseline: {} changed{}, {noise} within noise, {unknown} without a noise test (one run a side or not measured).",
@@ -39,21 +33,15 @@ fn baseline_line(j: &Value) -> Option<String> {
 }
 
 /// Whether the runs were in the article's regime (the mechanism's or the study's verdict).
-fn regime_line(j: &Value) -> Option<String> {
-    let regime = &j["mechanism"]["regime"];
-    let regime = if regime.is_null() {
-        &j["regime"]
-    } else {
-        regime
-    };
-    match (regime["in_regime"].as_bool(), regime["why"].as_str()) {
-        (Some(true), Some(why)) => Some(format!("In the article's regime: {why}.")),
-        (Some(false), Some(why)) => Some(format!(
-            "Not in the article's regime: {why}; compare directions, not levels."
-        )),
-        (None, Some(why)) => Some(format!("Regime: {why}.")),
-        _ => None,
-    }
+fn regime_line(f: &Findings) -> Option<String> {
+    let (in_regime, why) = f.regime.as_ref()?;
+    Some(match in_regime {
+        Some(true) => format!("In the article's regime: {why}."),
+        Some(false) => {
+            format!("Not in the article's regime: {why}; compare directions, not levels.")
+        }
+        None => format!("Regime: {why}."),
+    })
 }
 
 /// The answer's lines (no trailing newlines), at most `MAX_LINES`.
@@ -71,25 +59,18 @@ pub fn lines(a: &Analysis, out: &Path) -> Vec<String> {
         a.runs.len(),
         arms.len()
     ));
-    let j = &a.json;
+    let (f, sections) = (&a.findings, &a.summary.sections);
     let mut findings = vec![];
     // The article's claims, where the study checks them.
-    for c in j["claims"].as_array().into_iter().flatten() {
-        let verdict = c["verdict"].as_str().or(c["direction"].as_str());
-        if let (Some(claim), Some(v)) = (c["claim"].as_str(), verdict) {
-            findings.push(format!("- {}: {}", plain(claim), plain(v)));
-        }
+    for (claim, verdict) in &f.claims {
+        findings.push(format!("- {}: {}", plain(claim), plain(verdict)));
     }
     // TPROC-C: each arm's throughput against the first, beside the article's.
-    for arm in j["arms"].as_array().into_iter().flatten().skip(1) {
-        let (Some(name), Some(gain)) = (arm["arm"].as_str(), arm["gain_pct"].as_f64()) else {
-            continue;
-        };
-        let base = j["arms"][0]["arm"].as_str().unwrap_or("the first arm");
-        let article = arm["published_gain_pct"]
-            .as_f64()
+    let base = f.base_arm.as_deref().unwrap_or("the first arm");
+    for (name, gain, published) in &f.gains {
+        let article = published
             .map(|p| {
-                let dir = super::direction(Some(gain), Some(p));
+                let dir = super::direction(Some(*gain), Some(p));
                 format!(" (article {p:+.1} %: {})", plain(&dir))
             })
             .unwrap_or_default();
@@ -98,23 +79,23 @@ pub fn lines(a: &Analysis, out: &Path) -> Vec<String> {
         ));
     }
     let mut tail = vec![];
-    tail.extend(baseline_line(j));
-    if let Some(t) = j["ladder"]["recommendation"]["text"].as_str() {
-        let t = plain(t);
+    tail.extend(baseline_line(sections.baseline.as_ref()));
+    if let Some(l) = &sections.ladder {
+        let t = plain(&l.recommendation.text);
         tail.push(if t.starts_with("Recommendation") {
             t
         } else {
             format!("Recommendation: {t}")
         });
     }
-    tail.extend(regime_line(j));
+    tail.extend(regime_line(f));
     if arms.iter().any(|(_, v)| v.len() == 1) {
         tail.push(
             "An arm with one run has no spread: repeat (REPEATS=2, A B B A) before trusting a difference of a few percent."
                 .into(),
         );
     }
-    if let Some(left) = j["left_out"].as_array().filter(|l| !l.is_empty()) {
+    if let Some(left) = sections.left_out.as_ref().filter(|l| !l.is_empty()) {
         tail.push(format!(
             "{} run(s) left out, not averaged (see summary.md).",
             left.len()

@@ -11,7 +11,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use anyhow::{bail, Result};
-use serde_json::{json, Value};
 
 use super::load::ArmRun;
 use super::results::{arm_stats, RunRow, HEADLINES};
@@ -22,10 +21,11 @@ use crate::stats::Stats;
 pub const DEFAULT_MIN_CHANGE: f64 = 5.0;
 
 /// One figure's comparison.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub(crate) struct Verdict {
     pub(crate) arm: String,
     pub(crate) figure: String,
+    #[serde(rename = "baseline")]
     pub(crate) base: Option<Stats>,
     pub(crate) new: Option<Stats>,
     pub(crate) change_pct: Option<f64>,
@@ -114,7 +114,11 @@ impl Verdict {
 
 /// The comparison of `new` with `base`: Markdown and JSON. Refused in one line when the
 /// baseline holds no run of the new runs' study.
-pub fn compare(new: &[ArmRun], base: &[ArmRun], min_change_pct: f64) -> Result<(String, Value)> {
+pub fn compare(
+    new: &[ArmRun],
+    base: &[ArmRun],
+    min_change_pct: f64,
+) -> Result<(String, BaselineJson)> {
     let studies: BTreeSet<&str> = new.iter().map(|r| r.plan.study.as_str()).collect();
     let base: Vec<&ArmRun> = base
         .iter()
@@ -179,17 +183,36 @@ pub fn compare(new: &[ArmRun], base: &[ArmRun], min_change_pct: f64) -> Result<(
             missing.join(", ")
         ));
     }
-    let j = json!({
-        "min_change_pct": min_change_pct,
-        "baseline_runs": base.iter().map(|r| r.dir.display().to_string()).collect::<Vec<_>>(),
-        "differs": diffs.iter().map(|(a, d)| json!({"arm": a, "differs": d})).collect::<Vec<_>>(),
-        "figures": verdicts.iter().map(|v| json!({
-            "arm": v.arm, "figure": v.figure, "baseline": Stats::json(v.base),
-            "new": Stats::json(v.new), "change_pct": v.change_pct, "verdict": v.verdict,
-        })).collect::<Vec<_>>(),
-        "no_baseline": missing,
-    });
+    let j = BaselineJson {
+        min_change_pct,
+        baseline_runs: base.iter().map(|r| r.dir.display().to_string()).collect(),
+        differs: diffs
+            .into_iter()
+            .map(|(arm, differs)| ArmDiffers { arm, differs })
+            .collect(),
+        figures: verdicts,
+        no_baseline: missing,
+    };
     Ok((md, j))
+}
+
+/// summary.json's `baseline`: the comparison with earlier runs.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct BaselineJson {
+    pub(crate) min_change_pct: f64,
+    pub(crate) baseline_runs: Vec<String>,
+    /// Per arm, the fingerprint parts that differ between the two sides, as one line.
+    pub(crate) differs: Vec<ArmDiffers>,
+    pub(crate) figures: Vec<Verdict>,
+    /// Arms without complete runs on both sides.
+    pub(crate) no_baseline: Vec<String>,
+}
+
+/// What differs between an arm's baseline runs and its new ones.
+#[derive(Debug, Clone, serde::Serialize)]
+pub(crate) struct ArmDiffers {
+    pub(crate) arm: String,
+    pub(crate) differs: String,
 }
 
 /// Decimals that keep 3–4 significant digits.

@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_json::{json, Value};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::load::ArmRun;
@@ -156,13 +156,32 @@ pub(crate) fn cut(v: &str, n: usize) -> String {
     }
 }
 
-/// The JSON of the differences (summary.json `pooled`).
-pub(crate) fn to_json(d: &[(String, Diff)]) -> Value {
-    json!(d
-        .iter()
-        .map(|(arm, diff)| json!({
-            "arm": arm,
-            "differs": diff.iter().map(|(k, v)| json!({"part": k, "values": v})).collect::<Vec<_>>(),
-        }))
-        .collect::<Vec<_>>())
+/// An arm pooled on purpose, and what differs among its runs (summary.json `pooled`).
+#[derive(Debug, Clone, serde::Serialize)]
+pub(crate) struct PooledArm {
+    arm: String,
+    differs: Vec<PartValues>,
+}
+
+/// A fingerprint part and the distinct values the runs have.
+#[derive(Debug, Clone, serde::Serialize)]
+pub(crate) struct PartValues {
+    part: String,
+    values: Vec<String>,
+}
+
+/// The differences as summary.json's `pooled`.
+pub(crate) fn pooled(d: &[(String, Diff)]) -> Vec<PooledArm> {
+    d.iter()
+        .map(|(arm, diff)| PooledArm {
+            arm: arm.clone(),
+            differs: diff
+                .iter()
+                .map(|(k, v)| PartValues {
+                    part: k.clone(),
+                    values: v.clone(),
+                })
+                .collect(),
+        })
+        .collect()
 }

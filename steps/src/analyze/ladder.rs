@@ -6,8 +6,6 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{json, Value};
-
 use super::load::ArmRun;
 use super::{bytes, md_table, num, pct};
 use crate::stats::mean_of;
@@ -31,12 +29,9 @@ struct Step {
     rows: f64,
 }
 
-pub(crate) fn ladder(runs: &[ArmRun], table: &str, threshold: f64) -> (String, Value) {
-    // The throughput each workload reports: NOPM, pgbench scripts' TPS, study 003's statements/s.
-    let Some(first) = runs.first() else {
-        return (String::new(), Value::Null);
-    };
-    let super::Throughput { label, decimals } = super::throughput(first.plan.workload);
+/// The sweep's runs of `table` by fillfactor: their names and statuses, and the complete ones'
+/// counters, throughput, heap growth and VACUUM time.
+fn steps_of(runs: &[ArmRun], table: &str) -> BTreeMap<u32, Step> {
     let mut steps: BTreeMap<u32, Step> = BTreeMap::new();
     // Only the runs of the sweep itself: a comparison analysed alongside may change the same
     // table in one of its arms.
@@ -64,6 +59,15 @@ pub(crate) fn ladder(runs: &[ArmRun], table: &str, threshold: f64) -> (String, V
         }
         s.vacuum.extend(r.vacuum.get(table).copied());
     }
+    steps
+}
+
+/// The sweep ladder of `table`: its Markdown and summary.json's `ladder` (None without runs).
+pub(crate) fn ladder(runs: &[ArmRun], table: &str, threshold: f64) -> Option<(String, LadderJson)> {
+    // The throughput each workload reports: NOPM, pgbench scripts' TPS, study 003's statements/s.
+    let first = runs.first()?;
+    let super::Throughput { label, decimals } = super::throughput(first.plan.workload);
+    let steps = steps_of(runs, table);
     let mut rows = vec![];
     let mut json_rows = vec![];
     let mut candidates = vec![];
@@ -95,12 +99,18 @@ pub(crate) fn ladder(runs: &[ArmRun], table: &str, threshold: f64) -> (String, V
             bytes(mean_of(&s.growth)),
             num(mean_of(&s.vacuum), 2),
         ]);
-        json_rows.push(json!({
-            "fillfactor": ff, "runs": s.runs, "status": status, "n_tup_upd": s.upd,
-            "hot_pct": hot, "newpage_pct": newpage, "samepage_nonhot_pct": same,
-            "throughput": mean_of(&s.throughput), "heap_growth_bytes": mean_of(&s.growth),
-            "vacuum_s": mean_of(&s.vacuum),
-        }));
+        json_rows.push(LadderRow {
+            fillfactor: *ff,
+            runs: s.runs.clone(),
+            status,
+            n_tup_upd: s.upd,
+            hot_pct: hot,
+            newpage_pct: newpage,
+            samepage_nonhot_pct: same,
+            throughput: mean_of(&s.throughput),
+            heap_growth_bytes: mean_of(&s.growth),
+            vacuum_s: mean_of(&s.vacuum),
+        });
     }
     let rec = recommend(table, &candidates, threshold);
     let (answer, text) = (rec.fillfactor, rec.text.clone());
@@ -119,12 +129,20 @@ pub(crate) fn ladder(runs: &[ArmRun], table: &str, threshold: f64) -> (String, V
         &rows,
     ));
     md.push_str(&format!("\n{text}\n"));
-    (
+    Some((
         md,
-        json!({ "table": table, "threshold_pct": threshold, "min_gain_pts": MIN_GAIN_PTS,
-                "rows": json_rows,
-                "recommendation": { "fillfactor": answer, "verdict": rec.verdict, "text": text } }),
-    )
+        LadderJson {
+            table: table.to_string(),
+            threshold_pct: threshold,
+            min_gain_pts: MIN_GAIN_PTS,
+            rows: json_rows,
+            recommendation: Recommendation {
+                fillfactor: answer,
+                verdict: rec.verdict,
+                text,
+            },
+        },
+    ))
 }
 
 /// One tried fillfactor of a table, as the recommendation sees it.
@@ -150,8 +168,34 @@ pub(crate) const INDEXED_PCT: f64 = 5.0;
 pub(crate) const BUSY_UPDATES_PER_ROW: f64 = 10.0;
 pub(crate) const HEALTHY_NEWPAGE_PCT: f64 = 10.0;
 
+/// summary.json's `ladder`: the swept table, the rule's thresholds, a row per fillfactor tried
+/// and the recommendation.
+#[derive(Debug, Clone, serde::Serialize)]
+pub(crate) struct LadderJson {
+    pub(crate) table: String,
+    pub(crate) threshold_pct: f64,
+    pub(crate) min_gain_pts: f64,
+    pub(crate) rows: Vec<LadderRow>,
+    pub(crate) recommendation: Recommendation,
+}
+
+/// One fillfactor of the sweep (its complete runs summed or averaged).
+#[derive(Debug, Clone, serde::Serialize)]
+pub(crate) struct LadderRow {
+    pub(crate) fillfactor: u32,
+    pub(crate) runs: Vec<String>,
+    pub(crate) status: String,
+    pub(crate) n_tup_upd: f64,
+    pub(crate) hot_pct: Option<f64>,
+    pub(crate) newpage_pct: Option<f64>,
+    pub(crate) samepage_nonhot_pct: Option<f64>,
+    pub(crate) throughput: Option<f64>,
+    pub(crate) heap_growth_bytes: Option<f64>,
+    pub(crate) vacuum_s: Option<f64>,
+}
+
 /// The answer for one table.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Recommendation {
     pub fillfactor: Option<u32>,
     /// "set", "leave" (poor candidate: keep 100), "indexed" (fix the index, not the

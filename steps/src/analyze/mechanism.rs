@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
-use serde_json::{json, Value};
+use serde::Serialize;
 
 use super::arms::{figure, ArmStats, Figure};
 use super::load::ArmRun;
@@ -182,7 +182,7 @@ pub(crate) fn tables(
     updated: &[&str],
     published: Published<'_>,
     wh_note: &str,
-) -> anyhow::Result<(String, Value)> {
+) -> anyhow::Result<(String, MechanismJson)> {
     let m: Vec<Mech> = runs.iter().map(|r| of(r, updated)).collect();
     let mut md = String::new();
     let (regime_md, regime_json) = regime(&m);
@@ -196,8 +196,91 @@ pub(crate) fn tables(
     md.push_str(&per_table_table(&arms, &st, updated));
     Ok((
         md,
-        json!({ "runs": runs_json(&m), "arms": arms_json, "regime": regime_json }),
+        MechanismJson {
+            runs: runs_json(&m),
+            arms: arms_json,
+            regime: regime_json,
+        },
     ))
+}
+
+/// summary.json's `mechanism`: per run, per arm, and the regime.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct MechanismJson {
+    runs: Vec<RunMech>,
+    arms: Vec<ArmMech>,
+    regime: Option<Regime>,
+}
+
+impl MechanismJson {
+    pub(crate) fn regime(&self) -> Option<&Regime> {
+        self.regime.as_ref()
+    }
+}
+
+/// Whether the runs were in the article's regime (data growing out of shared buffers, and
+/// checkpoints), and why not.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Regime {
+    pub(crate) in_regime: bool,
+    pub(crate) why: &'static str,
+}
+
+/// An arm's mechanism over its complete runs, beside the article's.
+#[derive(Debug, Clone, Serialize)]
+struct ArmMech {
+    arm: String,
+    runs: usize,
+    wal_bytes_per_txn: Option<Stats>,
+    checkpoints: Option<Stats>,
+    fpi_per_ktxn: Option<Stats>,
+    blocks_read: Option<Stats>,
+    server_cpu_s_per_ktxn: Option<Stats>,
+    read_bytes_per_ktxn: Option<Stats>,
+    written_bytes_per_ktxn: Option<Stats>,
+    published_wal_bytes_per_txn: Option<f64>,
+    published_checkpoints: Option<f64>,
+}
+
+/// A run's mechanism over its measured window.
+#[derive(Debug, Clone, Serialize)]
+struct RunMech {
+    run: String,
+    wal_bytes_per_txn: Option<f64>,
+    checkpoints_timed: Option<f64>,
+    checkpoints_requested: Option<f64>,
+    wal_fpi: Option<f64>,
+    blocks_read: Option<f64>,
+    blocks_hit: Option<f64>,
+    database_bytes_start: Option<f64>,
+    database_bytes_end: Option<f64>,
+    shared_buffers_bytes: Option<f64>,
+    server_cpu_s_per_ktxn: Option<f64>,
+    read_bytes_per_ktxn: Option<f64>,
+    host_busy_pct: Option<f64>,
+    host_steal_pct: Option<f64>,
+    written_bytes_per_ktxn: Option<f64>,
+    heap_growth_bytes: BTreeMap<String, Option<f64>>,
+}
+
+/// A transaction type's latency over an arm's complete runs (summary.json `latency`).
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct LatencyJson {
+    arm: String,
+    txn: &'static str,
+    count: u64,
+    p50_ms: f64,
+    p95_ms: f64,
+    p99_ms: f64,
+    max_ms: f64,
+}
+
+/// What an arm's VU backends waited on (summary.json `wait_events`).
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct WaitJson {
+    arm: String,
+    slots: f64,
+    share_pct: BTreeMap<String, Option<f64>>,
 }
 
 /// One row per run: the mechanism's figures over its measured window.
@@ -269,7 +352,7 @@ fn per_arm_table(
     arms: &[(String, Vec<&Mech>)],
     st: &ArmStats,
     published: Published<'_>,
-) -> (String, Vec<Value>) {
+) -> (String, Vec<ArmMech>) {
     let mut md = String::new();
     let mut rows = vec![];
     let mut arms_json = vec![];
@@ -298,14 +381,19 @@ fn per_arm_table(
             cell(rd, |x| bytes(Some(x))),
             cell(wr, |x| bytes(Some(x))),
         ]);
-        arms_json.push(json!({
-            "arm": arm, "runs": v.len(),
-            "wal_bytes_per_txn": Stats::json(wal), "checkpoints": Stats::json(ckpt),
-            "fpi_per_ktxn": Stats::json(fpi), "blocks_read": Stats::json(read),
-            "server_cpu_s_per_ktxn": Stats::json(cpu), "read_bytes_per_ktxn": Stats::json(rd),
-            "written_bytes_per_ktxn": Stats::json(wr),
-            "published_wal_bytes_per_txn": p.map(|p| p.0), "published_checkpoints": p.map(|p| p.1),
-        }));
+        arms_json.push(ArmMech {
+            arm: arm.clone(),
+            runs: v.len(),
+            wal_bytes_per_txn: wal,
+            checkpoints: ckpt,
+            fpi_per_ktxn: fpi,
+            blocks_read: read,
+            server_cpu_s_per_ktxn: cpu,
+            read_bytes_per_ktxn: rd,
+            written_bytes_per_ktxn: wr,
+            published_wal_bytes_per_txn: p.map(|p| p.0),
+            published_checkpoints: p.map(|p| p.1),
+        });
     }
     md.push_str(&md_table(
         &[
@@ -356,21 +444,25 @@ fn per_table_table(arms: &[(String, Vec<&Mech>)], st: &ArmStats, updated: &[&str
 }
 
 /// The runs' figures as summary.json carries them.
-fn runs_json(m: &[Mech]) -> Vec<Value> {
-    m
-        .iter()
-        .map(|x| {
-            json!({
-                "run": x.name, "wal_bytes_per_txn": x.wal_per_txn,
-                "checkpoints_timed": x.ckpt_timed, "checkpoints_requested": x.ckpt_requested,
-                "wal_fpi": x.fpi, "blocks_read": x.blks_read,
-                "blocks_hit": x.blks_hit, "database_bytes_start": x.data_start,
-                "database_bytes_end": x.data_end, "shared_buffers_bytes": x.shared_buffers,
-                "server_cpu_s_per_ktxn": x.cpu_per_ktxn, "read_bytes_per_ktxn": x.read_per_ktxn,
-                "host_busy_pct": x.host_busy_pct, "host_steal_pct": x.host_steal_pct,
-                "written_bytes_per_ktxn": x.written_per_ktxn,
-                "heap_growth_bytes": x.per_table.iter().map(|(t, e)| (t.clone(), json!(e.0))).collect::<serde_json::Map<_, _>>(),
-            })
+fn runs_json(m: &[Mech]) -> Vec<RunMech> {
+    m.iter()
+        .map(|x| RunMech {
+            run: x.name.clone(),
+            wal_bytes_per_txn: x.wal_per_txn,
+            checkpoints_timed: x.ckpt_timed,
+            checkpoints_requested: x.ckpt_requested,
+            wal_fpi: x.fpi,
+            blocks_read: x.blks_read,
+            blocks_hit: x.blks_hit,
+            database_bytes_start: x.data_start,
+            database_bytes_end: x.data_end,
+            shared_buffers_bytes: x.shared_buffers,
+            server_cpu_s_per_ktxn: x.cpu_per_ktxn,
+            read_bytes_per_ktxn: x.read_per_ktxn,
+            host_busy_pct: x.host_busy_pct,
+            host_steal_pct: x.host_steal_pct,
+            written_bytes_per_ktxn: x.written_per_ktxn,
+            heap_growth_bytes: x.per_table.iter().map(|(t, e)| (t.clone(), e.0)).collect(),
         })
         .collect()
 }
@@ -425,7 +517,7 @@ fn against_first(arms: &[(String, Vec<&Mech>)], st: &ArmStats) -> String {
 /// grows out of them, checkpoints during the window, and RAM that makes reads real. One
 /// paragraph; a size outside the regime says which command is in it. With it, for the short
 /// answer: `{"in_regime": bool, "why": …}` (null without the figures).
-fn regime(m: &[Mech]) -> (String, Value) {
+fn regime(m: &[Mech]) -> (String, Option<Regime>) {
     let done: Vec<&Mech> = m.iter().filter(|x| x.complete).collect();
     let (Some(built), Some(start), Some(end), Some(sb)) = (
         stats(&done, |x| x.data_built),
@@ -433,7 +525,7 @@ fn regime(m: &[Mech]) -> (String, Value) {
         stats(&done, |x| x.data_end),
         stats(&done, |x| x.shared_buffers),
     ) else {
-        return (String::new(), Value::Null);
+        return (String::new(), None);
     };
     let ckpt = stats(&done, |x| add(x.ckpt_timed, x.ckpt_requested));
     // The article's small dataset "fits" (2.0 GB on disk after the build, in 2 GB of shared
@@ -497,7 +589,10 @@ fn regime(m: &[Mech]) -> (String, Value) {
     }
     (
         s,
-        json!({ "in_regime": grows_out && checkpoints, "why": why }),
+        Some(Regime {
+            in_regime: grows_out && checkpoints,
+            why,
+        }),
     )
 }
 
@@ -509,7 +604,9 @@ fn complete_by_arm(runs: &[ArmRun]) -> Vec<(String, Vec<&ArmRun>)> {
 /// Latency per arm and transaction: p50/p95/p99/max of the merged histograms of its complete
 /// runs (older workload.json files without histograms give "–"), and per transaction type a
 /// chart of its percentiles per arm on a logarithmic axis.
-pub(crate) fn latency(runs: &[ArmRun]) -> (String, Value, Vec<(String, String)>) {
+pub(crate) fn latency(
+    runs: &[ArmRun],
+) -> (String, Option<Vec<LatencyJson>>, Vec<(String, String)>) {
     let per_arm: Vec<(String, BTreeMap<&str, Histogram<u64>>)> = complete_by_arm(runs)
         .into_iter()
         .map(|(arm, rs)| {
@@ -526,7 +623,7 @@ pub(crate) fn latency(runs: &[ArmRun]) -> (String, Value, Vec<(String, String)>)
         })
         .collect();
     if per_arm.iter().all(|(_, h)| h.is_empty()) {
-        return (String::new(), Value::Null, vec![]);
+        return (String::new(), None, vec![]);
     }
     let ms = |h: &Histogram<u64>, q: f64| h.value_at_quantile(q) as f64 / 1000.0;
     let mut rows = vec![];
@@ -545,11 +642,15 @@ pub(crate) fn latency(runs: &[ArmRun]) -> (String, Value, Vec<(String, String)>)
                 format!("{:.2}", ms(h, 0.99)),
                 format!("{:.2}", h.max() as f64 / 1000.0),
             ]);
-            js.push(
-                json!({"arm": arm, "txn": t, "count": h.len(), "p50_ms": ms(h, 0.5),
-                           "p95_ms": ms(h, 0.95), "p99_ms": ms(h, 0.99),
-                           "max_ms": h.max() as f64 / 1000.0}),
-            );
+            js.push(LatencyJson {
+                arm: arm.clone(),
+                txn: t,
+                count: h.len(),
+                p50_ms: ms(h, 0.5),
+                p95_ms: ms(h, 0.95),
+                p99_ms: ms(h, 0.99),
+                max_ms: h.max() as f64 / 1000.0,
+            });
         }
     }
     let mut md = String::from("## Latency per arm and transaction\n\n");
@@ -587,13 +688,13 @@ pub(crate) fn latency(runs: &[ArmRun]) -> (String, Value, Vec<(String, String)>)
             charts.push((format!("latency_{t}.svg"), svg));
         }
     }
-    (md, json!(js), charts)
+    (md, Some(js), charts)
 }
 
 /// What the VUs' backends were doing over the measured window, per arm (the share of samples ×
 /// VUs, summed over its complete runs): on CPU, waiting on an event, or idle waiting for the
 /// driver. The ten largest, and the rest summed.
-pub(crate) fn waits(runs: &[ArmRun]) -> (String, Value) {
+pub(crate) fn waits(runs: &[ArmRun]) -> (String, Option<Vec<WaitJson>>) {
     // Per arm: (arm, samples per state summed over its runs, sample slots = samples × VUs).
     let per_arm: Vec<(String, BTreeMap<String, f64>, f64)> = complete_by_arm(runs)
         .into_iter()
@@ -612,7 +713,7 @@ pub(crate) fn waits(runs: &[ArmRun]) -> (String, Value) {
         .filter(|(_, _, slots)| *slots > 0.0)
         .collect();
     if per_arm.is_empty() {
-        return (String::new(), Value::Null);
+        return (String::new(), None);
     }
     let share = |arm: &(String, BTreeMap<String, f64>, f64), k: &str| {
         (arm.2 > 0.0).then(|| 100.0 * arm.1.get(k).copied().unwrap_or(0.0) / arm.2)
@@ -658,12 +759,13 @@ pub(crate) fn waits(runs: &[ArmRun]) -> (String, Value) {
     let mut md = String::from("## What the workload's backends waited on\n\n");
     md.push_str(&md_table(&header, &rows));
     md.push_str("\nShare of (samples × VUs) over the measured window, sampled every 100 ms from pg_stat_activity: `CPU` is active with no wait event (running, or waiting for a core), `client (idle)` is waiting for the driver's next call (client CPU and the round trip), the rest are wait events. Where one arm's time goes shows what limits it on this machine.\n\n");
-    let js: Vec<Value> = per_arm
+    let js: Vec<WaitJson> = per_arm
         .iter()
-        .map(|a| {
-            json!({"arm": a.0, "slots": a.2,
-                   "share_pct": a.1.keys().map(|k| (k.clone(), json!(share(a, k)))).collect::<serde_json::Map<_, _>>()})
+        .map(|a| WaitJson {
+            arm: a.0.clone(),
+            slots: a.2,
+            share_pct: a.1.keys().map(|k| (k.clone(), share(a, k))).collect(),
         })
         .collect();
-    (md, json!(js))
+    (md, Some(js))
 }

@@ -19,7 +19,7 @@ pub mod summary;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::ctx::Ctx;
 use crate::io::write_json_atomic;
@@ -66,7 +66,27 @@ pub struct Args {
 }
 
 /// What a study's analysis returns: Markdown, JSON, and (file name, SVG) charts.
-pub(crate) type Tables = (String, Value, Vec<(String, String)>);
+/// A study's analysis, from its room: the Markdown, its tables for summary.json (serialized from
+/// the room's types), its charts, and what the short answer says of it.
+pub(crate) struct Tables {
+    pub(crate) markdown: String,
+    pub(crate) json: Value,
+    pub(crate) charts: Vec<(String, String)>,
+    pub(crate) findings: Findings,
+}
+
+/// What the short answer (`answer.rs`) says of a study, besides the sections every study has.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Findings {
+    /// The article's claims and our verdict on each.
+    pub(crate) claims: Vec<(String, String)>,
+    /// Each arm's throughput against the first: (arm, gain %, the article's gain %).
+    pub(crate) gains: Vec<(String, f64, Option<f64>)>,
+    /// The first arm, which the gains are against.
+    pub(crate) base_arm: Option<String>,
+    /// Whether the runs were in the article's regime (None: no article to be like), and why.
+    pub(crate) regime: Option<(Option<bool>, String)>,
+}
 
 /// The figure a workload reports its throughput in: its label, and the decimals it is shown
 /// with (its value is `Headline::throughput`).
@@ -114,7 +134,10 @@ pub(crate) fn throughput(workload: Workload) -> Throughput {
 /// The product of an analysis, before it is written anywhere.
 pub struct Analysis {
     pub markdown: String,
+    /// summary.json as written (`summary` serialized).
     pub json: Value,
+    pub(crate) summary: summary::Summary,
+    pub(crate) findings: Findings,
     pub charts: Vec<(String, String)>,
     pub(crate) runs: Vec<ArmRun>,
 }
@@ -168,7 +191,8 @@ pub fn run(_ctx: &Ctx, args: &Args) -> Result<()> {
             .collect::<Result<_>>()?;
         let (md, j) = baseline::compare(&analysis.runs, &base, args.min_change)?;
         analysis.markdown = format!("{md}\n{}", analysis.markdown);
-        analysis.json["baseline"] = j;
+        analysis.summary.sections.baseline = Some(j);
+        analysis.json = analysis.summary.to_json();
     }
     write(&out, &analysis)?;
     // The tidy results of each run, for `history` (a failure here loses no summary).
@@ -248,7 +272,7 @@ fn load_all(arm_dirs: &[PathBuf]) -> Result<Vec<ArmRun>> {
 }
 
 /// The runs left out of every mean (damaged, or died mid-step): the summary's note and JSON.
-fn left_out(runs: &[ArmRun]) -> Option<(String, Value)> {
+fn left_out(runs: &[ArmRun]) -> Option<(String, Vec<LeftOut>)> {
     let left_out: Vec<(String, String, String)> = runs
         .iter()
         .filter(|r| matches!(r.status().as_str(), "damaged" | "died"))
@@ -267,10 +291,10 @@ fn left_out(runs: &[ArmRun]) -> Option<(String, Value)> {
     for (run, status, why) in &left_out {
         md.push_str(&format!("- {run}: {status}: {why}\n"));
     }
-    let json = json!(left_out
-        .iter()
-        .map(|(r, s, w)| json!({"run": r, "status": s, "why": w}))
-        .collect::<Vec<_>>());
+    let json = left_out
+        .into_iter()
+        .map(|(run, status, why)| LeftOut { run, status, why })
+        .collect();
     Some((md, json))
 }
 
@@ -298,12 +322,18 @@ pub fn analyze_opts(
             fingerprint::describe(diff)
         );
     }
-    let (mut markdown, mut json, charts) =
-        each_workload!(runs[0].plan.workload, W => W::tables(&runs)?);
-    if let Some(table) = ladder::swept_table(&runs) {
-        let (md, lj) = ladder::ladder(&runs, &table, threshold);
+    let Tables {
+        mut markdown,
+        json: tables,
+        charts,
+        findings,
+    } = each_workload!(runs[0].plan.workload, W => W::tables(&runs)?);
+    let mut sections = summary::Sections::default();
+    if let Some((md, lj)) =
+        ladder::swept_table(&runs).and_then(|t| ladder::ladder(&runs, &t, threshold))
+    {
         markdown = format!("{md}\n{markdown}");
-        json["ladder"] = lj;
+        sections.ladder = Some(lj);
     }
     if !pooled.is_empty() {
         let mut md = String::from(
@@ -315,25 +345,27 @@ pub fn analyze_opts(
         md.push('\n');
         md.push_str(&fingerprint::runs_table(&runs, &pooled));
         markdown = format!("{md}\n{markdown}");
-        json["pooled"] = fingerprint::to_json(&pooled);
+        sections.pooled = Some(fingerprint::pooled(&pooled));
     }
     let (cold_md, cold_json) = cold_starts(&runs);
-    json["cold_start"] = cold_json;
+    sections.cold_start = cold_json;
     if let Some(md) = cold_md {
         markdown = format!("{md}\n{markdown}");
     }
     if let Some((md, nj)) = not_at_study_settings(&runs) {
         markdown = format!("{md}\n{markdown}");
-        json["not_at_study_settings"] = nj;
+        sections.not_at_study_settings = Some(nj);
     }
     if let Some((md, lj)) = left_out(&runs) {
         markdown = format!("{md}\n{markdown}");
-        json["left_out"] = lj;
+        sections.left_out = Some(lj);
     }
-    let json = summary::Summary::new(json, studies, &runs).to_json();
+    let summary = summary::Summary::new(tables, sections, studies, &runs);
     Ok(Analysis {
         markdown,
-        json,
+        json: summary.to_json(),
+        summary,
+        findings,
         charts,
         runs,
     })
@@ -343,7 +375,7 @@ pub fn analyze_opts(
 /// per run in the JSON. Said in the summary when a run's start was not fully cold (a server
 /// hotlab cannot restart or whose OS page cache it cannot drop), so that no figure is read as a
 /// cold start's.
-fn cold_starts(runs: &[ArmRun]) -> (Option<String>, Value) {
+fn cold_starts(runs: &[ArmRun]) -> (Option<String>, Vec<ColdStart>) {
     let outcome = |reset: &Value, action: &str| -> Option<String> {
         reset["actions"]
             .as_array()?
@@ -369,14 +401,14 @@ fn cold_starts(runs: &[ArmRun]) -> (Option<String>, Value) {
             .map(|e| format!("evicted without a restart: {e}"))
             .or_else(|| outcome(last, "stop").map(|_| "restarted".to_string()))
             .or_else(|| outcome(last, "restart"));
-        j.push(json!({
-            "run": r.name(),
-            "shared_buffers_cold": shared,
-            "shared_buffers": how,
-            "os_cache_cold": os_cold,
-            "os_cache": os,
-            "kept_warm": kept,
-        }));
+        j.push(ColdStart {
+            run: r.name(),
+            shared_buffers_cold: shared,
+            shared_buffers: how.clone(),
+            os_cache_cold: os_cold,
+            os_cache: os.clone(),
+            kept_warm: kept,
+        });
         if kept || (shared && os_cold) {
             continue;
         }
@@ -399,12 +431,42 @@ fn cold_starts(runs: &[ArmRun]) -> (Option<String>, Value) {
             lines.join("\n")
         )
     });
-    (md, json!(j))
+    (md, j)
+}
+
+/// A run's start as its last reset left the caches (summary.json `cold_start`).
+#[derive(Debug, Clone, serde::Serialize)]
+pub(crate) struct ColdStart {
+    run: String,
+    shared_buffers_cold: bool,
+    /// How shared buffers were emptied (restarted, evicted without a restart), if they were.
+    shared_buffers: Option<String>,
+    os_cache_cold: bool,
+    /// What the OS page cache reset did.
+    os_cache: Option<String>,
+    /// Left warm on purpose (an arm built create-with).
+    kept_warm: bool,
+}
+
+/// A run on a server whose settings differ from the study's (summary.json
+/// `not_at_study_settings`).
+#[derive(Debug, Clone, serde::Serialize)]
+pub(crate) struct OffSettings {
+    run: String,
+    settings: Vec<crate::rundir::meta::SettingDiff>,
+}
+
+/// A run left out of every mean, and why (summary.json `left_out`).
+#[derive(Debug, Clone, serde::Serialize)]
+pub(crate) struct LeftOut {
+    run: String,
+    status: String,
+    why: String,
 }
 
 /// Runs on a server hotlab does not own whose settings were left alone and differ from the
 /// study's (`server_settings_diff` in meta.json): said first, so no figure is read as the study's.
-fn not_at_study_settings(runs: &[ArmRun]) -> Option<(String, Value)> {
+fn not_at_study_settings(runs: &[ArmRun]) -> Option<(String, Vec<OffSettings>)> {
     let off: Vec<(String, &Vec<crate::rundir::meta::SettingDiff>)> = runs
         .iter()
         .filter_map(|r| {
@@ -426,10 +488,13 @@ fn not_at_study_settings(runs: &[ArmRun]) -> Option<(String, Value)> {
         md.push_str(&format!("- {run}: {}\n", items.join(", ")));
     }
     let j = off
-        .iter()
-        .map(|(r, d)| json!({"run": r, "settings": d}))
-        .collect::<Vec<_>>();
-    Some((md, json!(j)))
+        .into_iter()
+        .map(|(run, d)| OffSettings {
+            run,
+            settings: d.clone(),
+        })
+        .collect();
+    Some((md, j))
 }
 
 pub fn write(out: &Path, a: &Analysis) -> Result<()> {

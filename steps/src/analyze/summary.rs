@@ -24,43 +24,86 @@ pub(crate) struct Summary {
     /// Every run analyzed, in the order read: identity, fingerprint parts, status, start, end,
     /// headline figures (docs/results.md, the runs table).
     pub(crate) run_index: Vec<RunRow>,
-    /// The study's own tables (`runs`, `arms`, `mechanism`, `ladder`, `claims`, `baseline`, …):
+    /// What any study's analysis may add (`ladder`, `pooled`, `cold_start`, …): docs/run-directory.md.
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub(crate) sections: Sections,
+    /// The study's own tables (`runs`, `arms`, `mechanism`, `claims`, …), from its room's types:
     /// docs/run-directory.md. Each row of `runs` carries `identity`.
     #[serde(flatten)]
     pub(crate) tables: Map<String, Value>,
 }
 
+/// The sections of summary.json that do not depend on the study, each there only when it has
+/// something to say (`cold_start` always).
+#[derive(Debug, Default, Serialize)]
+pub(crate) struct Sections {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) ladder: Option<super::ladder::LadderJson>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) pooled: Option<Vec<super::fingerprint::PooledArm>>,
+    pub(crate) cold_start: Vec<super::ColdStart>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) not_at_study_settings: Option<Vec<super::OffSettings>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) left_out: Option<Vec<super::LeftOut>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) baseline: Option<super::baseline::BaselineJson>,
+}
+
 /// The identity of a run as its rows of `runs` carry it.
-fn identity(r: &RunRow) -> Value {
-    serde_json::json!({
-        "study": r.study, "size": r.size, "sweep": r.sweep, "run": r.run, "arm": r.arm,
-        "fingerprint": r.fingerprint, "start": r.start, "end": r.end,
-        "postgres": r.postgres, "host": r.host, "hotlab": r.hotlab,
-    })
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Identity {
+    study: String,
+    size: String,
+    sweep: String,
+    run: String,
+    arm: String,
+    fingerprint: String,
+    start: String,
+    end: String,
+    postgres: String,
+    host: String,
+    hotlab: String,
+}
+
+/// A run's identity (the runs table's columns that name it).
+pub(crate) fn identity(r: &ArmRun) -> Identity {
+    let r = RunRow::of(r);
+    Identity {
+        study: r.study,
+        size: r.size,
+        sweep: r.sweep,
+        run: r.run,
+        arm: r.arm,
+        fingerprint: r.fingerprint,
+        start: r.start,
+        end: r.end,
+        postgres: r.postgres,
+        host: r.host,
+        hotlab: r.hotlab,
+    }
 }
 
 impl Summary {
-    /// The study's tables (`json`, an object) under the versioned head.
-    pub(crate) fn new(json: Value, studies: Vec<String>, runs: &[ArmRun]) -> Summary {
-        let run_index: Vec<RunRow> = runs.iter().map(RunRow::of).collect();
-        let mut tables = match json {
-            Value::Object(m) => m,
-            _ => Map::new(),
-        };
-        if let Some(Value::Array(rows)) = tables.get_mut("runs") {
-            for row in rows {
-                let dir = row["dir"].as_str().map(str::to_string);
-                if let Some(r) = run_index.iter().find(|r| Some(&r.dir) == dir.as_ref()) {
-                    row["identity"] = identity(r);
-                }
-            }
-        }
+    /// The study's tables (`tables`, an object of its room's types) and the other sections under
+    /// the versioned head.
+    pub(crate) fn new(
+        tables: Value,
+        sections: Sections,
+        studies: Vec<String>,
+        runs: &[ArmRun],
+    ) -> Summary {
         Summary {
             schema_version: SCHEMA_VERSION,
             generated: crate::io::now_rfc3339(),
             studies,
-            run_index,
-            tables,
+            run_index: runs.iter().map(RunRow::of).collect(),
+            sections,
+            tables: match tables {
+                Value::Object(m) => m,
+                _ => Map::new(),
+            },
         }
     }
 

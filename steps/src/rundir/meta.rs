@@ -106,7 +106,7 @@ pub(crate) struct BuildRecord {
     pub(crate) copy_seconds: Option<f64>,
     pub(crate) seconds: f64,
     /// Rows per table, as verified.
-    pub(crate) rows: Value,
+    pub(crate) rows: BTreeMap<String, i64>,
     pub(crate) database_bytes: i64,
     /// The server settings `build --apply-server-settings` changed.
     #[serde(default)]

@@ -658,7 +658,7 @@ pub fn create_sweep(
             "repeats": plan.repeats,
             "sweep": plan.sweep.as_ref().map(|(t, v)| json!({"table": t, "values": v})),
             "order": order.iter().map(|(dir, _)| dir.clone()).collect::<Vec<_>>(),
-            "scale": plan.scale.as_ref().map(|d| d.json()),
+            "scale": plan.scale,
             "together": plan.together,
             "command": command_line,
             "created": now_rfc3339(),

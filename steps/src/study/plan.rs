@@ -68,7 +68,7 @@ impl Plan {
             workload: self.study.workload,
             size: self.size_name.clone(),
             size_spec: Some(size),
-            scale: self.scale.as_ref().map(|d| d.json()),
+            scale: self.scale.clone(),
             arm: arm.clone(),
             run: run.to_string(),
             server_settings: self.server_settings(),
@@ -104,7 +104,7 @@ pub struct ArmPlan {
     /// The size's parameters, a scale model already resolved.
     pub size_spec: Option<Size>,
     /// What the scale rule derived (`scale::Derived`), when the size is a scale model.
-    pub(crate) scale: Option<serde_json::Value>,
+    pub(crate) scale: Option<scale::Derived>,
     pub(crate) arm: Arm,
     /// The arm directory's name (`<arm>` or `<arm>-r<k>`).
     pub(crate) run: String,
@@ -196,7 +196,12 @@ impl TryFrom<RawArmPlan> for ArmPlan {
             workload: r.workload,
             size: r.size,
             size_spec,
-            scale: r.scale.filter(|v| !v.is_null()),
+            scale: r
+                .scale
+                .filter(|v| !v.is_null())
+                .map(serde_json::from_value)
+                .transpose()
+                .map_err(|e| format!("scale: {e}"))?,
             arm: r.arm,
             run: r.run,
             server_settings: r.server_settings,

@@ -10,8 +10,7 @@
 use std::collections::BTreeMap;
 
 use anyhow::{bail, Context, Result};
-use serde::Serialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
 
 use crate::workload::script::size::{PgbenchScale, PgbenchSize};
 use crate::workload::tprocc::size::{Scale, TproccSize as Size};
@@ -33,7 +32,8 @@ pub(crate) const MIN_SHARED_BUFFERS_KB: f64 = 128.0 * 1024.0;
 pub(crate) const MIN_CHECKPOINT_TIMEOUT_S: f64 = 30.0;
 
 /// What the rule derived, for meta.json, sweep.json and the report.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Derived {
     pub(crate) from: String,
     /// What the data is counted in (warehouses, users) and how many the article size and the
@@ -50,10 +50,6 @@ pub struct Derived {
 }
 
 impl Derived {
-    pub(crate) fn json(&self) -> Value {
-        json!(self)
-    }
-
     /// One line per derived value, for stderr and the report.
     pub(crate) fn describe(&self) -> String {
         let mut s = format!(

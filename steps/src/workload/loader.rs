@@ -20,7 +20,7 @@ pub(crate) trait OwnLoad: Send + Sync {
         &self,
         c: &mut postgres::Client,
         db: &str,
-        out: &mut serde_json::Map<String, serde_json::Value>,
+        out: &mut std::collections::BTreeMap<String, i64>,
     ) -> Result<()>;
 }
 
@@ -56,7 +56,7 @@ impl Loader {
         &self,
         c: &mut postgres::Client,
         db: &str,
-        out: &mut serde_json::Map<String, serde_json::Value>,
+        out: &mut std::collections::BTreeMap<String, i64>,
     ) -> Result<()> {
         match &self.own {
             Some(own) => own.verify(c, db, out),

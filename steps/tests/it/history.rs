@@ -111,10 +111,12 @@ fn baseline_verdicts_and_history_on_real_runs() {
 
     // Same study, same arm, same fingerprint: HOT % within noise.
     let (md, j) = baseline::compare(&load(&again), &load(&first), 5.0).unwrap();
+    let j = serde_json::to_value(&j).unwrap();
     assert_eq!(verdict(&j, "HOT %"), "within noise", "{md}");
     assert!(md.contains("same fingerprint"), "{md}");
     // The fillfactor really differs: HOT % changed, and the fingerprint says why.
     let (md, j) = baseline::compare(&load(&changed), &load(&first), 5.0).unwrap();
+    let j = serde_json::to_value(&j).unwrap();
     assert_eq!(verdict(&j, "HOT %"), "changed", "{md}");
     assert!(
         md.contains("arm {\"fillfactor\":{\"spv\":100}} → {\"fillfactor\":{\"spv\":50}}")

@@ -3,10 +3,11 @@
 //! against our numbers, and its one published figure beside ours.
 
 use anyhow::Result;
-use serde_json::{json, Value};
+use serde::Serialize;
 
 use super::files::WorkloadJson;
 use crate::analyze::load::ArmRun;
+use crate::analyze::summary::{identity, Identity};
 use crate::analyze::{bytes, md_table, num, pct, report::bar_chart, stepwise};
 
 const TABLE: &str = "spv";
@@ -66,7 +67,7 @@ fn row(r: &ArmRun) -> Row {
 
 /// A claim of the article checked at every step between adjacent fillfactors measured (highest
 /// first): "agrees", "agrees from 100 to 75, not below", "**disagrees**" (see `stepwise`).
-fn claims(rows: &[&Row]) -> Vec<Value> {
+fn claims(rows: &[&Row]) -> Vec<Claim> {
     let done: Vec<&Row> = rows
         .iter()
         .copied()
@@ -77,10 +78,14 @@ fn claims(rows: &[&Row]) -> Vec<Value> {
     }
     let mut done = done;
     done.sort_by(|a, b| b.ff.unwrap_or(0.0).total_cmp(&a.ff.unwrap_or(0.0)));
-    let check = |claim: &str, get: &dyn Fn(&Row) -> Option<f64>, expect_less: bool| -> Value {
+    let check = |claim: &str, get: &dyn Fn(&Row) -> Option<f64>, expect_less: bool| -> Claim {
         let pts: Vec<(String, Option<f64>)> = done.iter().map(|r| (num(r.ff, 0), get(r))).collect();
         let (verdict, agrees) = stepwise(&pts, expect_less);
-        json!({ "claim": claim, "agrees": agrees, "verdict": verdict })
+        Claim {
+            claim: claim.to_string(),
+            agrees,
+            verdict,
+        }
     };
     vec![
         check(
@@ -134,44 +139,115 @@ pub(crate) fn tables(runs: &[ArmRun]) -> Result<crate::analyze::Tables> {
     md.push_str(&claims_table(&cl));
     md.push_str(&published_rate(&rows));
 
-    let json_runs = runs_json(&rows);
-    let json = json!({
-        "study": "spv",
-        "runs": json_runs,
-        "claims": cl,
-        "published": { "requests_per_s": PUBLISHED_REQUESTS_PER_S },
-    });
+    let findings = crate::analyze::Findings {
+        claims: cl
+            .iter()
+            .map(|c| (c.claim.clone(), c.verdict.clone()))
+            .collect(),
+        ..Default::default()
+    };
+    let json = SpvJson {
+        study: "spv",
+        runs: runs_json(&rows),
+        claims: cl,
+        published: Published {
+            requests_per_s: PUBLISHED_REQUESTS_PER_S,
+        },
+    };
     let charts = charts(runs, &rows)?;
-    Ok((md, json, charts))
+    Ok(crate::analyze::Tables {
+        markdown: md,
+        json: serde_json::to_value(json)?,
+        charts,
+        findings,
+    })
+}
+
+/// Study 003's tables in summary.json.
+#[derive(Serialize)]
+struct SpvJson {
+    study: &'static str,
+    runs: Vec<RunJson>,
+    claims: Vec<Claim>,
+    published: Published,
+}
+
+/// The article's one printed figure.
+#[derive(Serialize)]
+struct Published {
+    requests_per_s: f64,
+}
+
+/// A claim of the article and our verdict on it.
+#[derive(Serialize)]
+struct Claim {
+    claim: String,
+    agrees: Option<bool>,
+    verdict: String,
+}
+
+/// One run's figures.
+#[derive(Serialize)]
+struct RunJson {
+    arm: String,
+    dir: std::path::PathBuf,
+    identity: Identity,
+    fillfactor: std::collections::BTreeMap<String, u32>,
+    status: String,
+    duration_s: Option<f64>,
+    statements_per_s: Option<f64>,
+    rows_per_s: Option<f64>,
+    wal_bytes: Option<f64>,
+    /// The one table, by name.
+    tables: std::collections::BTreeMap<&'static str, TableJson>,
+}
+
+/// The updated table's counters and sizes.
+#[derive(Serialize)]
+struct TableJson {
+    n_tup_upd: Option<f64>,
+    n_tup_hot_upd: Option<f64>,
+    n_tup_newpage_upd: Option<f64>,
+    hot_pct: Option<f64>,
+    newpage_pct: Option<f64>,
+    n_live_tup: Option<f64>,
+    n_dead_tup: Option<f64>,
+    heap_bytes_before: Option<f64>,
+    heap_bytes_after: Option<f64>,
+    index_bytes_before: Option<f64>,
+    index_bytes_after: Option<f64>,
 }
 
 /// The runs' figures as summary.json carries them.
-fn runs_json(rows: &[(Row, &ArmRun)]) -> Vec<Value> {
+fn runs_json(rows: &[(Row, &ArmRun)]) -> Vec<RunJson> {
     rows.iter()
-        .map(|(r, a)| {
-            json!({
-                "arm": r.arm,
-                "dir": a.dir,
-                "fillfactor": a.plan.arm.fillfactor,
-                "status": r.status,
-                "duration_s": r.duration_s,
-                "statements_per_s": r.statements_per_s,
-                "rows_per_s": r.rows_per_s,
-                "wal_bytes": r.wal,
-                "tables": { TABLE: {
-                    "n_tup_upd": r.upd,
-                    "n_tup_hot_upd": r.hot,
-                    "n_tup_newpage_upd": r.newpage,
-                    "hot_pct": r.hot_pct(),
-                    "newpage_pct": r.newpage_pct(),
-                    "n_live_tup": r.live,
-                    "n_dead_tup": r.dead,
-                    "heap_bytes_before": r.heap_before,
-                    "heap_bytes_after": r.heap_after,
-                    "index_bytes_before": r.idx_before,
-                    "index_bytes_after": r.idx_after,
-                }},
-            })
+        .map(|(r, a)| RunJson {
+            arm: r.arm.clone(),
+            dir: a.dir.clone(),
+            identity: identity(a),
+            fillfactor: a.plan.arm.fillfactor.clone(),
+            status: r.status.clone(),
+            duration_s: r.duration_s,
+            statements_per_s: r.statements_per_s,
+            rows_per_s: r.rows_per_s,
+            wal_bytes: r.wal,
+            tables: [(
+                TABLE,
+                TableJson {
+                    n_tup_upd: r.upd,
+                    n_tup_hot_upd: r.hot,
+                    n_tup_newpage_upd: r.newpage,
+                    hot_pct: r.hot_pct(),
+                    newpage_pct: r.newpage_pct(),
+                    n_live_tup: r.live,
+                    n_dead_tup: r.dead,
+                    heap_bytes_before: r.heap_before,
+                    heap_bytes_after: r.heap_after,
+                    index_bytes_before: r.idx_before,
+                    index_bytes_after: r.idx_after,
+                },
+            )]
+            .into(),
         })
         .collect()
 }
@@ -305,18 +381,13 @@ fn fillfactor_table(rows: &[(Row, &ArmRun)]) -> String {
 }
 
 /// The article's claims, each checked step by step against these runs.
-fn claims_table(cl: &[Value]) -> String {
+fn claims_table(cl: &[Claim]) -> String {
     let mut md = String::new();
     if !cl.is_empty() {
         md.push_str("### The article's claims, checked against these runs\n\n");
         let claim_rows: Vec<Vec<String>> = cl
             .iter()
-            .map(|c| {
-                vec![
-                    c["claim"].as_str().unwrap_or("").to_string(),
-                    c["verdict"].as_str().unwrap_or("not measured").to_string(),
-                ]
-            })
+            .map(|c| vec![c.claim.clone(), c.verdict.clone()])
             .collect();
         md.push_str(&md_table(&["claim (003)", "ours"], &claim_rows));
     }

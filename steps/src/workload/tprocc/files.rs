@@ -62,8 +62,8 @@ pub(crate) struct WorkloadJson {
 impl WorkloadJson {
     /// A run directory's workload.json as this type, if it is a TPROC-C one.
     pub(crate) fn of(v: &serde_json::Value) -> Option<WorkloadJson> {
-        (v["workload"] == "tprocc")
-            .then(|| serde_json::from_value(v.clone()).ok())
-            .flatten()
+        serde_json::from_value::<WorkloadJson>(v.clone())
+            .ok()
+            .filter(|w| w.workload == "tprocc")
     }
 }

@@ -8,11 +8,12 @@
 use std::collections::{BTreeMap, HashMap};
 
 use anyhow::Result;
-use serde_json::{json, Value};
+use serde::Serialize;
 
 use crate::analyze::arms::{figure, ArmStats, Figure};
 use crate::analyze::load::ArmRun;
 use crate::analyze::reference::{self, Row};
+use crate::analyze::summary::{identity, Identity};
 use crate::analyze::{bytes, charts, direction, md_table, mechanism, num, pct};
 use crate::stats::Stats;
 
@@ -88,7 +89,7 @@ fn arm_figures() -> Vec<Figure<'static, RunFigures>> {
     for t in TABLES {
         for k in TABLE_FIGURES {
             f.push(figure(format!("{t}:{k}"), move |f: &RunFigures| {
-                f.tables[*t][*k].as_f64()
+                f.tables.get(*t)?.get(k)
             }));
         }
     }
@@ -103,7 +104,7 @@ struct RunFigures {
     nopm: Option<f64>,
     tpm: Option<f64>,
     ratio: Option<f64>,
-    tables: BTreeMap<&'static str, Value>,
+    tables: BTreeMap<&'static str, TableFigures>,
     wal_bytes: Option<f64>,
     wal_per_txn: Option<f64>,
     checkpoints: Option<f64>,
@@ -111,7 +112,39 @@ struct RunFigures {
     stock_growth: Option<f64>,
 }
 
-fn table_figures(r: &ArmRun, t: &str) -> Value {
+/// An updated table's figures over a run (summary.json `runs[].tables.<table>`).
+#[derive(Debug, Clone, Serialize)]
+struct TableFigures {
+    fillfactor: Option<f64>,
+    n_tup_upd: Option<f64>,
+    n_tup_hot_upd: Option<f64>,
+    n_tup_newpage_upd: Option<f64>,
+    hot_pct: Option<f64>,
+    newpage_pct: Option<f64>,
+    samepage_nonhot_pct: Option<f64>,
+    heap_bytes_before: Option<f64>,
+    heap_bytes_after: Option<f64>,
+    index_bytes_before: Option<f64>,
+    index_bytes_after: Option<f64>,
+    n_dead_tup: Option<f64>,
+    vacuum_s: Option<f64>,
+}
+
+impl TableFigures {
+    /// A figure of `TABLE_FIGURES` by its name.
+    fn get(&self, name: &str) -> Option<f64> {
+        match name {
+            "fillfactor" => self.fillfactor,
+            "n_tup_upd" => self.n_tup_upd,
+            "hot_pct" => self.hot_pct,
+            "newpage_pct" => self.newpage_pct,
+            "samepage_nonhot_pct" => self.samepage_nonhot_pct,
+            _ => None,
+        }
+    }
+}
+
+fn table_figures(r: &ArmRun, t: &str) -> TableFigures {
     let upd = r.table(t, "n_tup_upd").delta;
     let hot = r.table(t, "n_tup_hot_upd").delta;
     let newpage = r.table(t, "n_tup_newpage_upd").delta;
@@ -119,21 +152,21 @@ fn table_figures(r: &ArmRun, t: &str) -> Value {
         (Some(u), Some(h), Some(n)) => Some(u - h - n),
         _ => None,
     };
-    json!({
-        "fillfactor": r.fillfactor(t),
-        "n_tup_upd": upd,
-        "n_tup_hot_upd": hot,
-        "n_tup_newpage_upd": newpage,
-        "hot_pct": pct(hot, upd),
-        "newpage_pct": pct(newpage, upd),
-        "samepage_nonhot_pct": pct(same_page, upd),
-        "heap_bytes_before": r.table(t, "heap_bytes").first,
-        "heap_bytes_after": r.table(t, "heap_bytes").last,
-        "index_bytes_before": r.table(t, "index_bytes").first,
-        "index_bytes_after": r.table(t, "index_bytes").last,
-        "n_dead_tup": r.table(t, "n_dead_tup").last,
-        "vacuum_s": r.vacuum.get(t),
-    })
+    TableFigures {
+        fillfactor: r.fillfactor(t),
+        n_tup_upd: upd,
+        n_tup_hot_upd: hot,
+        n_tup_newpage_upd: newpage,
+        hot_pct: pct(hot, upd),
+        newpage_pct: pct(newpage, upd),
+        samepage_nonhot_pct: pct(same_page, upd),
+        heap_bytes_before: r.table(t, "heap_bytes").first,
+        heap_bytes_after: r.table(t, "heap_bytes").last,
+        index_bytes_before: r.table(t, "index_bytes").first,
+        index_bytes_after: r.table(t, "index_bytes").last,
+        n_dead_tup: r.table(t, "n_dead_tup").last,
+        vacuum_s: r.vacuum.get(t).copied(),
+    }
 }
 
 fn figures(r: &ArmRun) -> RunFigures {
@@ -165,7 +198,7 @@ fn figures(r: &ArmRun) -> RunFigures {
 }
 
 fn hot_of(f: &RunFigures, t: &str) -> Option<f64> {
-    f.tables[t]["hot_pct"].as_f64()
+    f.tables.get(t)?.hot_pct
 }
 
 fn mean(s: Option<Stats>) -> Option<f64> {
@@ -229,11 +262,9 @@ pub(crate) fn tables(runs: &[ArmRun]) -> Result<crate::analyze::Tables> {
         wh,
         wh_note,
     };
-    let mut out = json!({ "study": "tprocc", "reference_warehouses": wh });
     let mut md = throughput_per_run(&c);
     let (arm_md, arm_json) = throughput_per_arm(&c);
     md.push_str(&arm_md);
-    out["arms"] = arm_json;
     md.push_str(&updates_per_table(&c));
     md.push_str(&every_run(&c));
     // The mechanism beside the outcome, and latency.
@@ -243,17 +274,23 @@ pub(crate) fn tables(runs: &[ArmRun]) -> Result<crate::analyze::Tables> {
     };
     let (mech_md, mech_json) = mechanism::tables(runs, TABLES, &pub_mech, &c.wh_note)?;
     md.push_str(&mech_md);
-    out["mechanism"] = mech_json;
     let (wait_md, wait_json) = mechanism::waits(runs);
     md.push_str(&wait_md);
-    out["wait_events"] = wait_json;
     let (lat_md, lat_json, lat_chart) = mechanism::latency(runs);
     md.push_str(&lat_md);
-    out["latency"] = lat_json;
     md.push_str(&stock_growth(&c));
     md.push_str(&newpage_at_ff100(&c));
     md.push_str(&bloat_curve(&c));
-    out["runs"] = runs_json(&c);
+    let findings = findings(&arm_json, &mech_json);
+    let out = TproccSummary {
+        study: "tprocc",
+        reference_warehouses: c.wh,
+        arms: arm_json,
+        mechanism: mech_json,
+        wait_events: wait_json,
+        latency: lat_json,
+        runs: runs_json(&c),
+    };
     let mut charts = if runs.iter().all(|r| r.dir.join("samples.csv").exists()) {
         // Each run's samples.csv read once: (NOPM, p95) per second, by run directory.
         let per_second: std::collections::HashMap<&std::path::Path, (Series, Series)> = runs
@@ -293,7 +330,12 @@ pub(crate) fn tables(runs: &[ArmRun]) -> Result<crate::analyze::Tables> {
         )?
     };
     charts.extend(lat_chart);
-    Ok((md, out, charts))
+    Ok(crate::analyze::Tables {
+        markdown: md,
+        json: serde_json::to_value(out)?,
+        charts,
+        findings,
+    })
 }
 
 /// (x, y) points of a chart line.
@@ -375,7 +417,7 @@ fn throughput_per_run(c: &Cx) -> String {
 }
 
 /// Throughput per arm, repeats summarised, beside the article; and `arms` for summary.json.
-fn throughput_per_arm(c: &Cx) -> (String, Value) {
+fn throughput_per_arm(c: &Cx) -> (String, Vec<ArmJson>) {
     let mut md = String::new();
     // Throughput per arm, repeats summarised, beside the article.
     let base = c.arms.first().map(|(a, _)| c.st.mean(a, "nopm"));
@@ -422,12 +464,19 @@ fn throughput_per_arm(c: &Cx) -> (String, Value) {
                 direction(gain, pub_gain)
             },
         ]);
-        arms_json.push(json!({
-            "arm": arm, "runs": v.iter().map(|f| f.name.clone()).collect::<Vec<_>>(),
-            "nopm": Stats::json(nopm), "tpm": Stats::json(tpm),
-            "published_nopm": pub_nopm, "gain_pct": gain, "published_gain_pct": pub_gain,
-            "hot_pct": TABLES.iter().map(|t| (t.to_string(), Stats::json(c.st.get(arm, &format!("{t}:hot_pct"))))).collect::<serde_json::Map<_, _>>(),
-        }));
+        arms_json.push(ArmJson {
+            arm: arm.clone(),
+            runs: v.iter().map(|f| f.name.clone()).collect(),
+            nopm,
+            tpm,
+            published_nopm: pub_nopm,
+            gain_pct: gain,
+            published_gain_pct: pub_gain,
+            hot_pct: TABLES
+                .iter()
+                .map(|t| (*t, c.st.get(arm, &format!("{t}:hot_pct"))))
+                .collect(),
+        });
     }
     md.push_str(&md_table(
         &[
@@ -449,7 +498,20 @@ fn throughput_per_arm(c: &Cx) -> (String, Value) {
     }
     md.push_str("\n\n");
 
-    (md, json!(arms_json))
+    (md, arms_json)
+}
+
+/// An arm's throughput and HOT % over its complete runs (summary.json `arms`).
+#[derive(Debug, Clone, Serialize)]
+struct ArmJson {
+    arm: String,
+    runs: Vec<String>,
+    nopm: Option<Stats>,
+    tpm: Option<Stats>,
+    published_nopm: Option<f64>,
+    gain_pct: Option<f64>,
+    published_gain_pct: Option<f64>,
+    hot_pct: BTreeMap<&'static str, Option<Stats>>,
 }
 
 /// Updates per table and arm: HOT, new page, same page without HOT, beside the article.
@@ -629,13 +691,8 @@ fn newpage_at_ff100(c: &Cx) -> String {
             .figs
             .iter()
             .filter(|f| f.complete)
-            .filter(|f| {
-                f.tables
-                    .get(t.as_str())
-                    .and_then(|x| x["fillfactor"].as_f64())
-                    == Some(100.0)
-            })
-            .filter_map(|f| f.tables[t.as_str()]["newpage_pct"].as_f64())
+            .filter(|f| f.tables.get(t.as_str()).and_then(|x| x.fillfactor) == Some(100.0))
+            .filter_map(|f| f.tables.get(t.as_str())?.newpage_pct)
             .collect();
         let s = Stats::of(&ours);
         let (lo, hi) = (field(&p, "newpage_pct_min"), field(&p, "newpage_pct_max"));
@@ -700,22 +757,79 @@ fn bloat_curve(c: &Cx) -> String {
     md
 }
 
+/// What the short answer says: each arm's NOPM gain against the first, and the regime.
+fn findings(arms: &[ArmJson], mech: &mechanism::MechanismJson) -> crate::analyze::Findings {
+    crate::analyze::Findings {
+        gains: arms
+            .iter()
+            .skip(1)
+            .filter_map(|a| Some((a.arm.clone(), a.gain_pct?, a.published_gain_pct)))
+            .collect(),
+        base_arm: arms.first().map(|a| a.arm.clone()),
+        regime: mech
+            .regime()
+            .map(|r| (Some(r.in_regime), r.why.to_string())),
+        ..Default::default()
+    }
+}
+
+/// One run's figures (summary.json `runs`).
+#[derive(Debug, Clone, Serialize)]
+struct RunJson {
+    arm: String,
+    arm_name: String,
+    dir: std::path::PathBuf,
+    identity: Identity,
+    fillfactor: BTreeMap<String, u32>,
+    status: String,
+    nopm: Option<f64>,
+    tpm: Option<f64>,
+    tpm_per_nopm: Option<f64>,
+    duration_s: Option<f64>,
+    wal_bytes: Option<f64>,
+    wal_bytes_per_txn: Option<f64>,
+    checkpoints: Option<f64>,
+    vacuum_stock_s: Option<f64>,
+    stock_heap_growth_bytes: Option<f64>,
+    tables: BTreeMap<&'static str, TableFigures>,
+}
+
 /// `runs` of summary.json.
-fn runs_json(c: &Cx) -> Value {
-    json!(c
-        .runs
+fn runs_json(c: &Cx) -> Vec<RunJson> {
+    c.runs
         .iter()
         .zip(c.figs)
-        .map(|(r, f)| json!({
-            "arm": f.name, "arm_name": f.arm, "dir": r.dir,
-            "fillfactor": r.plan.arm.fillfactor, "status": r.status(),
-            "nopm": f.nopm, "tpm": f.tpm, "tpm_per_nopm": f.ratio,
-            "duration_s": r.tprocc.as_ref().map(|w| w.duration_s), "wal_bytes": f.wal_bytes,
-            "wal_bytes_per_txn": f.wal_per_txn, "checkpoints": f.checkpoints,
-            "vacuum_stock_s": f.vacuum_stock, "stock_heap_growth_bytes": f.stock_growth,
-            "tables": f.tables,
-        }))
-        .collect::<Vec<_>>())
+        .map(|(r, f)| RunJson {
+            arm: f.name.clone(),
+            arm_name: f.arm.clone(),
+            dir: r.dir.clone(),
+            identity: identity(r),
+            fillfactor: r.plan.arm.fillfactor.clone(),
+            status: r.status(),
+            nopm: f.nopm,
+            tpm: f.tpm,
+            tpm_per_nopm: f.ratio,
+            duration_s: r.tprocc.as_ref().map(|w| w.duration_s),
+            wal_bytes: f.wal_bytes,
+            wal_bytes_per_txn: f.wal_per_txn,
+            checkpoints: f.checkpoints,
+            vacuum_stock_s: f.vacuum_stock,
+            stock_heap_growth_bytes: f.stock_growth,
+            tables: f.tables.clone(),
+        })
+        .collect()
+}
+
+/// Study 000's tables in summary.json.
+#[derive(Serialize)]
+struct TproccSummary {
+    study: &'static str,
+    reference_warehouses: u32,
+    arms: Vec<ArmJson>,
+    mechanism: mechanism::MechanismJson,
+    wait_events: Option<Vec<mechanism::WaitJson>>,
+    latency: Option<Vec<mechanism::LatencyJson>>,
+    runs: Vec<RunJson>,
 }
 
 impl crate::analyze::StudyTables for super::size::TproccSize {

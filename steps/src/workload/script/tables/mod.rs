@@ -8,12 +8,15 @@
 
 pub(crate) mod small_table;
 
-use serde_json::{json, Value};
+use std::collections::BTreeMap;
+
+use serde::Serialize;
 
 use super::files::WorkloadJson;
 use crate::analyze::arms::{figure, ArmStats};
 use crate::analyze::load::ArmRun;
 use crate::analyze::mechanism::add;
+use crate::analyze::summary::{identity, Identity};
 use crate::analyze::{by_arm, bytes, charts, md_table, num, pct};
 use crate::stats::Stats;
 
@@ -306,7 +309,14 @@ pub(crate) fn arm_ratio(arms: &Arms, a: &str, b: &str, g: Getter) -> Option<f64>
 
 /// A study's own sections after the per-arm table (study 001's comparison with its article):
 /// given the rows per arm and the runs, its Markdown, claims and the rest of its JSON.
-pub(crate) type Section = fn(&Arms, &[&ArmRun]) -> (String, Vec<Value>, Value);
+pub(crate) type Section = fn(
+    &Arms,
+    &[&ArmRun],
+) -> (
+    String,
+    Vec<small_table::ClaimJson>,
+    small_table::Study001Json,
+);
 
 pub(crate) fn tables(
     runs: &[ArmRun],
@@ -344,33 +354,75 @@ pub(crate) fn tables(
     let (regime_md, regime_json) = regime(&rows, section.is_some());
     md.push_str(&regime_md);
     let mut claims = vec![];
-    let mut study_json = Value::Null;
+    let mut study_json = None;
     if let Some(section) = section {
         let (cmd, cl, sj) = section(&arms, &runs);
         md.push_str(&cmd);
         claims = cl;
-        study_json = sj;
+        study_json = Some(sj);
     }
-    let ratio = arm_ratio(&arms, "onlyff", "ori", |r| r.buffers_end);
-    let runs_json = runs_json(&rows, &runs);
-    let json = json!({
-        "study": plan.study,
-        "table": t,
-        "runs": runs_json,
-        "arms": arms_json,
-        "onlyff_ori_buffer_ratio": ratio,
-        "claims": claims,
-        "regime": regime_json,
-        "study_001": study_json,
-    });
-    Ok((md, json, charts_of(&runs, &t)?))
+    let findings = crate::analyze::Findings {
+        claims: claims
+            .iter()
+            .map(|c| (c.claim.clone(), c.direction.clone()))
+            .collect(),
+        regime: regime_json.as_ref().map(|r| (r.in_regime, r.why.clone())),
+        ..Default::default()
+    };
+    let json = ScriptSummary {
+        study: plan.study.clone(),
+        table: t.clone(),
+        runs: runs_json(&rows, &runs),
+        arms: arms_json,
+        onlyff_ori_buffer_ratio: arm_ratio(&arms, "onlyff", "ori", |r| r.buffers_end),
+        claims,
+        regime: regime_json,
+        study_001: study_json,
+    };
+    Ok(crate::analyze::Tables {
+        markdown: md,
+        json: serde_json::to_value(json)?,
+        charts: charts_of(&runs, &t)?,
+        findings,
+    })
+}
+
+/// A pgbench-script study's tables in summary.json.
+#[derive(Serialize)]
+struct ScriptSummary {
+    study: String,
+    table: String,
+    runs: Vec<RunJson>,
+    /// Per arm, per figure of the per-arm table (its label): the repeats' statistics, or the
+    /// pooled latency percentile.
+    arms: BTreeMap<String, BTreeMap<String, ArmFigure>>,
+    onlyff_ori_buffer_ratio: Option<f64>,
+    claims: Vec<small_table::ClaimJson>,
+    regime: Option<Regime>,
+    study_001: Option<small_table::Study001Json>,
+}
+
+/// A cell of the per-arm table: the statistics of the arm's repeats, or one pooled figure.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum ArmFigure {
+    Stats(Option<Stats>),
+    Pooled(Option<f64>),
+}
+
+/// Whether the data stayed in shared buffers (`in_regime` only where an article asks for it).
+#[derive(Serialize)]
+struct Regime {
+    fits: bool,
+    in_regime: Option<bool>,
+    why: String,
 }
 
 /// The per-arm table's header and rows, and the arms' JSON.
 type PerArm = (
     Vec<String>,
     Vec<Vec<String>>,
-    serde_json::Map<String, Value>,
+    BTreeMap<String, BTreeMap<String, ArmFigure>>,
 );
 
 /// The per-arm table (header and rows: every figure, with the pooled latency percentiles after
@@ -380,7 +432,7 @@ fn per_arm(runs: &[&ArmRun], arms: &Arms, final_s: Option<f64>) -> anyhow::Resul
     let mut header = vec!["figure".to_string()];
     header.extend(arms.iter().map(|(a, v)| format!("{a} (n={})", v.len())));
     let mut table_rows = vec![];
-    let mut arms_json = serde_json::Map::new();
+    let mut arms_json: BTreeMap<String, BTreeMap<String, ArmFigure>> = BTreeMap::new();
     let run_arms = by_arm(runs, |r| r.arm(), |r| r.status() == "complete");
     // The per-arm table's aggregates: one group-by over the runs' figures.
     let figures: Vec<_> = FIGURES
@@ -388,12 +440,10 @@ fn per_arm(runs: &[&ArmRun], arms: &Arms, final_s: Option<f64>) -> anyhow::Resul
         .map(|(label, g, _, _)| figure(*label, *g))
         .collect();
     let st = ArmStats::of(arms, &figures)?;
-    let mut arm_json = |a: &str, label: &str, v: Value| {
+    let mut arm_json = |a: &str, label: &str, v: ArmFigure| {
         arms_json
             .entry(a.to_string())
-            .or_insert_with(|| json!({}))
-            .as_object_mut()
-            .expect("an object")
+            .or_default()
             .insert(label.to_string(), v);
     };
     for (name, _, dec, unit) in FIGURES {
@@ -405,7 +455,7 @@ fn per_arm(runs: &[&ArmRun], arms: &Arms, final_s: Option<f64>) -> anyhow::Resul
         for (a, _) in arms {
             let s = st.get(a, name);
             line.push(cell(s, *dec, unit));
-            arm_json(a, &label, Stats::json(s));
+            arm_json(a, &label, ArmFigure::Stats(s));
         }
         table_rows.push(line);
         if label == "updates/s" {
@@ -425,7 +475,7 @@ fn per_arm(runs: &[&ArmRun], arms: &Arms, final_s: Option<f64>) -> anyhow::Resul
                         .unwrap_or_default();
                     let p = pooled_latency(&rs.iter().collect::<Vec<_>>()).map(|p| p[i]);
                     line.push(num(p, 2));
-                    arm_json(a, &label, json!(p));
+                    arm_json(a, &label, ArmFigure::Pooled(p));
                 }
                 table_rows.push(line);
             }
@@ -435,40 +485,106 @@ fn per_arm(runs: &[&ArmRun], arms: &Arms, final_s: Option<f64>) -> anyhow::Resul
 }
 
 /// The runs' figures as summary.json carries them.
-fn runs_json(rows: &[Row], runs: &[&ArmRun]) -> Vec<Value> {
+fn runs_json(rows: &[Row], runs: &[&ArmRun]) -> Vec<RunJson> {
     rows.iter()
         .zip(runs)
-        .map(|(r, a)| {
-            json!({
-                "run": r.name, "arm": r.arm, "dir": a.dir, "status": a.status(),
-                "fillfactor": a.plan.arm.fillfactor, "index_fillfactor": a.plan.arm.index_fillfactor,
-                "partition": a.plan.arm.partition,
-                "tps": r.tps, "tps_final_sample": r.tps_final, "updates_per_s": r.upd_per_s,
-                "latency_p50_ms": r.p50, "latency_p95_ms": r.p95, "latency_p99_ms": r.p99,
-                "hot_pct": r.hot_pct, "newpage_pct": r.newpage_pct,
-                "hot_pct_first_interval": r.hot_first, "hot_pct_last_interval": r.hot_last,
-                "n_dead_tup_end": r.dead_end,
-                "heap_bytes_start": r.heap_start, "heap_bytes_end": r.heap_end,
-                "index_bytes_start": r.index_start, "index_bytes_end": r.index_end,
-                "buffers_end": r.buffers_end, "dirty_end": r.dirty_end,
-                "cache_buffers_used_end": r.cache_used_end, "cache_buffers_dirty_end": r.cache_dirty_end,
-                "pk_idx_blks_hit": r.pk_hits, "wal_bytes_per_txn": r.wal_per_txn,
-                "checkpoints": r.checkpoints, "database_bytes_end": r.database_end,
-                "shared_buffers_bytes": r.shared_buffers,
-                "fpi_per_txn": r.fpi_per_txn, "buffers_mid": r.buffers_mid, "dirty_mid": r.dirty_mid,
-                "hot_pages_pct_start": r.hot_pages_start, "hot_pages_pct_end": r.hot_pages_end,
-                "tps_rise_pct": r.tps_rise_pct, "layout": r.layout, "build": r.build,
-                "together": r.together,
-            })
+        .map(|(r, a)| RunJson {
+            run: r.name.clone(),
+            arm: r.arm.clone(),
+            dir: a.dir.clone(),
+            identity: identity(a),
+            status: a.status(),
+            fillfactor: a.plan.arm.fillfactor.clone(),
+            index_fillfactor: a.plan.arm.index_fillfactor.clone(),
+            partition: a.plan.arm.partition.clone(),
+            tps: r.tps,
+            tps_final_sample: r.tps_final,
+            updates_per_s: r.upd_per_s,
+            latency_p50_ms: r.p50,
+            latency_p95_ms: r.p95,
+            latency_p99_ms: r.p99,
+            hot_pct: r.hot_pct,
+            newpage_pct: r.newpage_pct,
+            hot_pct_first_interval: r.hot_first,
+            hot_pct_last_interval: r.hot_last,
+            n_dead_tup_end: r.dead_end,
+            heap_bytes_start: r.heap_start,
+            heap_bytes_end: r.heap_end,
+            index_bytes_start: r.index_start,
+            index_bytes_end: r.index_end,
+            buffers_end: r.buffers_end,
+            dirty_end: r.dirty_end,
+            cache_buffers_used_end: r.cache_used_end,
+            cache_buffers_dirty_end: r.cache_dirty_end,
+            pk_idx_blks_hit: r.pk_hits,
+            wal_bytes_per_txn: r.wal_per_txn,
+            checkpoints: r.checkpoints,
+            database_bytes_end: r.database_end,
+            shared_buffers_bytes: r.shared_buffers,
+            fpi_per_txn: r.fpi_per_txn,
+            buffers_mid: r.buffers_mid,
+            dirty_mid: r.dirty_mid,
+            hot_pages_pct_start: r.hot_pages_start,
+            hot_pages_pct_end: r.hot_pages_end,
+            tps_rise_pct: r.tps_rise_pct,
+            layout: r.layout.clone(),
+            build: r.build.clone(),
+            together: r.together,
         })
         .collect()
+}
+
+/// One run's figures (summary.json `runs`).
+#[derive(Serialize)]
+struct RunJson {
+    run: String,
+    arm: String,
+    dir: std::path::PathBuf,
+    identity: Identity,
+    status: String,
+    fillfactor: BTreeMap<String, u32>,
+    index_fillfactor: BTreeMap<String, u32>,
+    partition: Option<crate::study::Partition>,
+    tps: Option<f64>,
+    tps_final_sample: Option<f64>,
+    updates_per_s: Option<f64>,
+    latency_p50_ms: Option<f64>,
+    latency_p95_ms: Option<f64>,
+    latency_p99_ms: Option<f64>,
+    hot_pct: Option<f64>,
+    newpage_pct: Option<f64>,
+    hot_pct_first_interval: Option<f64>,
+    hot_pct_last_interval: Option<f64>,
+    n_dead_tup_end: Option<f64>,
+    heap_bytes_start: Option<f64>,
+    heap_bytes_end: Option<f64>,
+    index_bytes_start: Option<f64>,
+    index_bytes_end: Option<f64>,
+    buffers_end: Option<f64>,
+    dirty_end: Option<f64>,
+    cache_buffers_used_end: Option<f64>,
+    cache_buffers_dirty_end: Option<f64>,
+    pk_idx_blks_hit: Option<f64>,
+    wal_bytes_per_txn: Option<f64>,
+    checkpoints: Option<f64>,
+    database_bytes_end: Option<f64>,
+    shared_buffers_bytes: Option<f64>,
+    fpi_per_txn: Option<f64>,
+    buffers_mid: Option<f64>,
+    dirty_mid: Option<f64>,
+    hot_pages_pct_start: Option<f64>,
+    hot_pages_pct_end: Option<f64>,
+    tps_rise_pct: Option<f64>,
+    layout: String,
+    build: String,
+    together: bool,
 }
 
 /// The regime the article asks for: every relation inside shared_buffers.
 /// The regime: the largest database at the end of a window against shared_buffers. Study 001's
 /// article kept every relation in the buffer cache; a study without an article is only told
 /// which side it is on. With it, for the short answer: `{"fits": bool, "in_regime": …}`.
-fn regime(rows: &[Row], article: bool) -> (String, Value) {
+fn regime(rows: &[Row], article: bool) -> (String, Option<Regime>) {
     let worst = rows
         .iter()
         .filter_map(|r| Some((r.database_end?, r.shared_buffers?)))
@@ -477,7 +593,7 @@ fn regime(rows: &[Row], article: bool) -> (String, Value) {
             _ => Some(x),
         });
     let Some((db, sb)) = worst else {
-        return (String::new(), Value::Null);
+        return (String::new(), None);
     };
     let fits = db < sb;
     let verdict = match (fits, article) {
@@ -493,7 +609,11 @@ fn regime(rows: &[Row], article: bool) -> (String, Value) {
             bytes(Some(sb)),
             100.0 * db / sb,
         ),
-        json!({ "fits": fits, "in_regime": article.then_some(fits), "why": verdict.replace("**", "") }),
+        Some(Regime {
+            fits,
+            in_regime: article.then_some(fits),
+            why: verdict.replace("**", ""),
+        }),
     )
 }
 

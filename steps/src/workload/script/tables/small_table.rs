@@ -3,7 +3,9 @@
 //! Reads only the per-run rows `script` made and the article's figures
 //! (data/reference/001-small-table.csv); writes nothing.
 
-use serde_json::{json, Value};
+use std::collections::BTreeMap;
+
+use serde::Serialize;
 
 use super::{arm_ratio as ratio, arm_stats as stat, Arms, Getter, Row};
 use crate::analyze::load::ArmRun;
@@ -167,7 +169,7 @@ fn article_targets(p: &Published) -> (Option<f64>, Option<f64>) {
 
 /// "What explains the article's figures": one row per hypothesis whose arms ran, then H4 (one
 /// sample) from the repeats of ori and onlyff.
-fn hypotheses(arms: &Arms, p: &Published) -> (String, Vec<Value>) {
+fn hypotheses(arms: &Arms, p: &Published) -> (String, Vec<HypothesisJson>) {
     let (target_ratio, target_tps) = article_targets(p);
     let mut rows = vec![];
     let mut js = vec![];
@@ -232,17 +234,33 @@ fn hypotheses(arms: &Arms, p: &Published) -> (String, Vec<Value>) {
             format!("{}; {}", pages(h.x), pages(h.base)),
             verdict,
         ]);
-        js.push(json!({
-            "hypothesis": h.id, "what": h.what, "arm": h.x, "against": h.base,
-            "buffers_ratio_end": end, "buffers_ratio_mid": mid, "dirty_ratio_end": dirty,
-            "final_tps_change_pct": fin, "mean_tps_change_pct": mean_tps,
-            "fpi_per_txn": [mean(arms, h.x, |r| r.fpi_per_txn), mean(arms, h.base, |r| r.fpi_per_txn)],
-            "wal_bytes_per_txn": [mean(arms, h.x, |r| r.wal_per_txn), mean(arms, h.base, |r| r.wal_per_txn)],
-            "hot_pages_pct": {
-                h.x: [mean(arms, h.x, |r| r.hot_pages_start), mean(arms, h.x, |r| r.hot_pages_end)],
-                h.base: [mean(arms, h.base, |r| r.hot_pages_start), mean(arms, h.base, |r| r.hot_pages_end)],
-            },
-            "footprint_reproduced": fp, "final_tps_reproduced": tp,
+        let hot_pages = |a: &str| {
+            [
+                mean(arms, a, |r| r.hot_pages_start),
+                mean(arms, a, |r| r.hot_pages_end),
+            ]
+        };
+        js.push(HypothesisJson::Pair(PairHypothesis {
+            hypothesis: h.id,
+            what: h.what,
+            arm: h.x,
+            against: h.base,
+            buffers_ratio_end: end,
+            buffers_ratio_mid: mid,
+            dirty_ratio_end: dirty,
+            final_tps_change_pct: fin,
+            mean_tps_change_pct: mean_tps,
+            fpi_per_txn: [
+                mean(arms, h.x, |r| r.fpi_per_txn),
+                mean(arms, h.base, |r| r.fpi_per_txn),
+            ],
+            wal_bytes_per_txn: [
+                mean(arms, h.x, |r| r.wal_per_txn),
+                mean(arms, h.base, |r| r.wal_per_txn),
+            ],
+            hot_pages_pct: [(h.x, hot_pages(h.x)), (h.base, hot_pages(h.base))].into(),
+            footprint_reproduced: fp,
+            final_tps_reproduced: tp,
         }));
     }
     // H4: every pairing of an onlyff repeat with an ori repeat gives one final-sample change.
@@ -293,9 +311,12 @@ fn hypotheses(arms: &Arms, p: &Published) -> (String, Vec<Value>) {
                 if inside { "**inside**" } else { "outside" }
             ),
         ]);
-        js.push(json!({
-            "hypothesis": "H4", "final_tps_change_pct_min": lo, "final_tps_change_pct_max": hi,
-            "pairs": changes.len(), "article_inside": inside,
+        js.push(HypothesisJson::Spread(SpreadHypothesis {
+            hypothesis: "H4",
+            final_tps_change_pct_min: lo,
+            final_tps_change_pct_max: hi,
+            pairs: changes.len(),
+            article_inside: inside,
         }));
     }
     if rows.is_empty() {
@@ -371,7 +392,11 @@ fn ratio_verdict(ours: Option<f64>, article: Option<f64>) -> String {
 }
 
 /// Every figure the article printed, ours beside it with a direction.
-fn every_figure(arms: &Arms, p: &Published, bytes_factor: Option<f64>) -> (String, Vec<Value>) {
+fn every_figure(
+    arms: &Arms,
+    p: &Published,
+    bytes_factor: Option<f64>,
+) -> (String, Vec<FigureJson>) {
     let mut rows: Vec<[String; 4]> = vec![];
     let fin: Getter = |r| r.tps_final;
     for a in ["ori", "by_hash", "onlyff"] {
@@ -548,13 +573,18 @@ fn every_figure(arms: &Arms, p: &Published, bytes_factor: Option<f64>) -> (Strin
     md.push_str("\nPostgreSQL 13 is not available on this machine: the 004 sizes (PostgreSQL 13.23) are compared as a ratio on PostgreSQL 18. The article's figures are single samples of one Docker run; ours are means over every repeat.\n");
     let js = rows
         .iter()
-        .map(|r| json!({"figure": r[0], "article": r[1], "ours": r[2], "direction": r[3]}))
+        .map(|r| FigureJson {
+            figure: r[0].clone(),
+            article: r[1].clone(),
+            ours: r[2].clone(),
+            direction: r[3].clone(),
+        })
         .collect();
     (md, js)
 }
 
 /// The article's five claims.
-fn claims(arms: &Arms, p: &Published) -> (String, Vec<Value>) {
+fn claims(arms: &Arms, p: &Published) -> (String, Vec<ClaimJson>) {
     let (pub_ratio, _) = article_targets(p);
     let ratio_ours = ratio(arms, "onlyff", "ori", |r| r.buffers_end);
     let pub_change = |a: &str| match (
@@ -632,24 +662,95 @@ fn claims(arms: &Arms, p: &Published) -> (String, Vec<Value>) {
     );
     let js = claims
         .iter()
-        .map(|(c, p, o, d)| json!({"claim": c, "article": p, "ours_pct": o, "direction": d}))
+        .map(|(c, p, o, d)| ClaimJson {
+            claim: c.to_string(),
+            article: p.clone(),
+            ours_pct: *o,
+            direction: d.clone(),
+        })
         .collect();
     (md, js)
 }
 
 /// Study 001's sections: the hypotheses, every figure, the five claims. Returns the Markdown,
 /// the claims (summary.json's `claims`) and the rest (`study_001`).
-pub(crate) fn sections(arms: &Arms, runs: &[&ArmRun]) -> (String, Vec<Value>, Value) {
+pub(crate) fn sections(arms: &Arms, runs: &[&ArmRun]) -> (String, Vec<ClaimJson>, Study001Json) {
     let p = Published::load();
     let bytes_factor = runs
         .iter()
-        .find_map(|r| r.plan.scale.as_ref()?["bytes_factor"].as_f64());
+        .find_map(|r| r.plan.scale.as_ref().map(|s| s.bytes_factor));
     let (h_md, h_js) = hypotheses(arms, &p);
     let (f_md, f_js) = every_figure(arms, &p, bytes_factor);
     let (c_md, c_js) = claims(arms, &p);
     (
         format!("{h_md}{f_md}{c_md}"),
         c_js,
-        json!({"hypotheses": h_js, "every_figure": f_js}),
+        Study001Json {
+            hypotheses: h_js,
+            every_figure: f_js,
+        },
     )
+}
+
+/// summary.json's `study_001`: what explains the article's figures, and every figure it printed.
+#[derive(Serialize)]
+pub(crate) struct Study001Json {
+    hypotheses: Vec<HypothesisJson>,
+    every_figure: Vec<FigureJson>,
+}
+
+/// A hypothesis: a pair of arms tested against the article's figures (H1–H3), or the spread of
+/// single-sample changes (H4).
+#[derive(Serialize)]
+#[serde(untagged)]
+enum HypothesisJson {
+    Pair(PairHypothesis),
+    Spread(SpreadHypothesis),
+}
+
+#[derive(Serialize)]
+struct PairHypothesis {
+    hypothesis: &'static str,
+    what: &'static str,
+    arm: &'static str,
+    against: &'static str,
+    buffers_ratio_end: Option<f64>,
+    buffers_ratio_mid: Option<f64>,
+    dirty_ratio_end: Option<f64>,
+    final_tps_change_pct: Option<f64>,
+    mean_tps_change_pct: Option<f64>,
+    /// (arm, against)
+    fpi_per_txn: [Option<f64>; 2],
+    wal_bytes_per_txn: [Option<f64>; 2],
+    /// Per arm: (start, end).
+    hot_pages_pct: BTreeMap<&'static str, [Option<f64>; 2]>,
+    footprint_reproduced: bool,
+    final_tps_reproduced: bool,
+}
+
+#[derive(Serialize)]
+struct SpreadHypothesis {
+    hypothesis: &'static str,
+    final_tps_change_pct_min: f64,
+    final_tps_change_pct_max: f64,
+    pairs: usize,
+    article_inside: bool,
+}
+
+/// A figure the article printed, beside ours.
+#[derive(Serialize)]
+struct FigureJson {
+    figure: String,
+    article: String,
+    ours: String,
+    direction: String,
+}
+
+/// One of the article's claims checked (summary.json `claims`).
+#[derive(Serialize)]
+pub(crate) struct ClaimJson {
+    pub(crate) claim: String,
+    article: String,
+    ours_pct: Option<f64>,
+    pub(crate) direction: String,
 }
