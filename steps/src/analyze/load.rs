@@ -17,7 +17,6 @@ use serde_json::Value;
 use crate::io::{csv_maps, read_json};
 use crate::rundir::{FillfactorJson, RunDir, StepStatus};
 use crate::study::ArmPlan;
-use crate::workload::tprocc::files::WorkloadJson as TproccJson;
 
 /// First, last and delta of one metric over the measured window.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -40,8 +39,6 @@ pub struct ArmRun {
     /// fillfactor.json (None before apply-fillfactor ran).
     pub fillfactor: Option<FillfactorJson>,
     pub workload: Value,
-    /// workload.json typed, for a TPROC-C run (None for other workloads, or no run yet).
-    pub(crate) tprocc: Option<TproccJson>,
     pub resets: Vec<Value>,
     /// snapshots/tables.csv: windows and series per (object, metric), partitions rolled up
     pub(crate) tables: Snapshots,
@@ -73,7 +70,6 @@ impl ArmRun {
                 plan,
                 fillfactor: None,
                 workload: Value::Null,
-                tprocc: None,
                 resets: vec![],
                 tables: Snapshots::default(),
                 database: Snapshots::default(),
@@ -98,7 +94,6 @@ impl ArmRun {
             dir: dir.to_path_buf(),
             plan,
             fillfactor: FillfactorJson::of(&opt_json("fillfactor.json")),
-            tprocc: TproccJson::of(&workload),
             workload,
             resets,
             tables: snapshots(&dir.join("snapshots/tables.csv"))?,

@@ -429,6 +429,26 @@ fn modules_import_one_way() {
     assert!(upward.is_empty(), "imports running upward: {upward:?}");
 }
 
+/// `analyze` asks the rooms through `StudyTables` and never imports `workload` (ARCHITECTURE.md):
+/// what a workload's tables need is in its room.
+#[test]
+fn analyze_imports_no_workload() {
+    let g = import_graph();
+    let found: Vec<String> = g
+        .iter()
+        .filter(|(m, _)| m.as_str() == "analyze" || m.starts_with("analyze::"))
+        .flat_map(|(m, d)| {
+            d.iter()
+                .filter(|x| x.as_str() == "workload" || x.starts_with("workload::"))
+                .map(move |x| format!("{m} -> {x}"))
+        })
+        .collect();
+    assert!(
+        g.contains_key("analyze::mechanism") && found.is_empty(),
+        "analyze imports a workload: {found:?}; move the code into the workload's room"
+    );
+}
+
 #[test]
 fn the_cycle_check_finds_a_cycle() {
     let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();

@@ -58,12 +58,3 @@ pub(crate) struct WorkloadJson {
     pub(crate) wait_events: Option<WaitEvents>,
     pub(crate) interrupted: bool,
 }
-
-impl WorkloadJson {
-    /// A run directory's workload.json as this type, if it is a TPROC-C one.
-    pub(crate) fn of(v: &serde_json::Value) -> Option<WorkloadJson> {
-        serde_json::from_value::<WorkloadJson>(v.clone())
-            .ok()
-            .filter(|w| w.workload == "tprocc")
-    }
-}

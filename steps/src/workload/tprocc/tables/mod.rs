@@ -5,11 +5,14 @@
 //! one (from data/reference/, at the article size nearest ours) and a flag where the direction
 //! of the default → tuned change disagrees. Plus the five charts.
 
+mod waits;
+
 use std::collections::{BTreeMap, HashMap};
 
 use anyhow::Result;
 use serde::Serialize;
 
+use super::files::WorkloadJson;
 use crate::analyze::arms::{figure, ArmStats, Figure};
 use crate::analyze::load::ArmRun;
 use crate::analyze::reference::{self, Row};
@@ -26,10 +29,10 @@ const TABLES: &[&str] = &[
     "order_line",
 ];
 
-const EVERY_RUN: &str = include_str!("../../../../data/reference/000-every-run.csv");
-const STOCK_GROWTH: &str = include_str!("../../../../data/reference/000-stock-growth.csv");
-const NEWPAGE_FF100: &str = include_str!("../../../../data/reference/000-newpage-ff100.csv");
-const ONPAGE: &str = include_str!("../../../../data/reference/000-onpage.csv");
+const EVERY_RUN: &str = include_str!("../../../../../data/reference/000-every-run.csv");
+const STOCK_GROWTH: &str = include_str!("../../../../../data/reference/000-stock-growth.csv");
+const NEWPAGE_FF100: &str = include_str!("../../../../../data/reference/000-newpage-ff100.csv");
+const ONPAGE: &str = include_str!("../../../../../data/reference/000-onpage.csv");
 
 /// Rows of a small reference CSV as header → value maps.
 fn csv_rows(text: &str) -> Vec<BTreeMap<String, String>> {
@@ -170,7 +173,8 @@ fn table_figures(r: &ArmRun, t: &str) -> TableFigures {
 }
 
 fn figures(r: &ArmRun) -> RunFigures {
-    let w = r.tprocc.as_ref();
+    let w: Option<WorkloadJson> = r.workload_as();
+    let w = w.as_ref();
     let wal = r.source("lsn", "insert_lsn_bytes").delta;
     let txns = r.source("cluster", "xact_total").delta;
     let ckpt = r.source("checkpointer", "num_done").delta;
@@ -244,7 +248,7 @@ pub(crate) fn tables(runs: &[ArmRun]) -> Result<crate::analyze::Tables> {
     let arms = crate::analyze::by_arm(&figs, |f| f.arm.clone(), |f| f.complete);
     let ours_wh = runs
         .first()
-        .and_then(|r| r.tprocc.as_ref())
+        .and_then(|r| r.workload_as::<WorkloadJson>())
         .map(|w| w.warehouses as f64);
     let wh = reference_warehouses(ours_wh);
     let wh_note = match ours_wh {
@@ -274,9 +278,9 @@ pub(crate) fn tables(runs: &[ArmRun]) -> Result<crate::analyze::Tables> {
     };
     let (mech_md, mech_json) = mechanism::tables(runs, TABLES, &pub_mech, &c.wh_note)?;
     md.push_str(&mech_md);
-    let (wait_md, wait_json) = mechanism::waits(runs);
+    let (wait_md, wait_json) = waits::waits(runs);
     md.push_str(&wait_md);
-    let (lat_md, lat_json, lat_chart) = mechanism::latency(runs);
+    let (lat_md, lat_json, lat_chart) = waits::latency(runs);
     md.push_str(&lat_md);
     md.push_str(&stock_growth(&c));
     md.push_str(&newpage_at_ff100(&c));
@@ -383,7 +387,8 @@ fn throughput_per_run(c: &Cx) -> String {
         .iter()
         .zip(c.figs)
         .map(|(r, f)| {
-            let w = r.tprocc.as_ref();
+            let w: Option<WorkloadJson> = r.workload_as();
+            let w = w.as_ref();
             vec![
                 f.name.clone(),
                 r.status(),
@@ -809,7 +814,7 @@ fn runs_json(c: &Cx) -> Vec<RunJson> {
             nopm: f.nopm,
             tpm: f.tpm,
             tpm_per_nopm: f.ratio,
-            duration_s: r.tprocc.as_ref().map(|w| w.duration_s),
+            duration_s: r.workload_as::<WorkloadJson>().map(|w| w.duration_s),
             wal_bytes: f.wal_bytes,
             wal_bytes_per_txn: f.wal_per_txn,
             checkpoints: f.checkpoints,
@@ -827,8 +832,8 @@ struct TproccSummary {
     reference_warehouses: u32,
     arms: Vec<ArmJson>,
     mechanism: mechanism::MechanismJson,
-    wait_events: Option<Vec<mechanism::WaitJson>>,
-    latency: Option<Vec<mechanism::LatencyJson>>,
+    wait_events: Option<Vec<waits::WaitJson>>,
+    latency: Option<Vec<waits::LatencyJson>>,
     runs: Vec<RunJson>,
 }
 
@@ -839,9 +844,10 @@ impl crate::analyze::StudyTables for super::size::TproccSize {
     };
 
     fn headline(r: &ArmRun) -> crate::analyze::Headline {
+        let w: Option<WorkloadJson> = r.workload_as();
         crate::analyze::Headline {
-            throughput: r.tprocc.as_ref().map(|w| w.nopm),
-            window_s: r.tprocc.as_ref().map(|w| w.duration_s),
+            throughput: w.as_ref().map(|w| w.nopm),
+            window_s: w.as_ref().map(|w| w.duration_s),
             warehouses: match &r.plan.size_spec {
                 Some(crate::study::Size::Tprocc(s)) => s.warehouses.map(|w| w as f64),
                 _ => None,
