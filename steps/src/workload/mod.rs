@@ -30,6 +30,29 @@ pub(crate) trait Room {
     fn loader(&self, plan: &ArmPlan) -> Result<Loader>;
     /// Runs the workload on `db` with `run`'s overrides, into the arm's run directory.
     fn run(&self, ctx: &Ctx, rd: &RunDir, plan: &ArmPlan, db: &str, o: Overrides) -> Result<()>;
+    /// Whether the workload has a consistency check of its database for the `check` step (the
+    /// others check what they can during `run`, into check.json).
+    fn has_check(&self) -> bool {
+        false
+    }
+    /// The consistency check of `db` after the run (`check`), where `has_check`.
+    fn check(&self, _c: &mut postgres::Client, db: &str) -> Result<crate::rundir::CheckJson> {
+        anyhow::bail!("{db}: this workload has no consistency check of its own")
+    }
+}
+
+/// Whether the arm's workload has a consistency check, and the check (the dispatch of `check`).
+pub(crate) fn has_check(plan: &ArmPlan) -> Result<bool> {
+    Ok(each_size!(plan.size()?, s => s.has_check()))
+}
+
+/// The consistency check of the arm's database (`check`).
+pub(crate) fn check(
+    plan: &ArmPlan,
+    c: &mut postgres::Client,
+    db: &str,
+) -> Result<crate::rundir::CheckJson> {
+    each_size!(plan.size()?, s => s.check(c, db))
 }
 
 /// The one place `run` picks a workload: the arm's size says which, and its room runs it.

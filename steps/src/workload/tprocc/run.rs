@@ -34,6 +34,17 @@ impl crate::workload::Room for TproccSize {
         size.duration_s = o.duration_s.or(size.duration_s);
         run(ctx, rd, plan, db, &size)
     }
+
+    /// The TPC-C consistency conditions its profile guarantees.
+    fn has_check(&self) -> bool {
+        true
+    }
+
+    fn check(&self, c: &mut postgres::Client, db: &str) -> Result<crate::rundir::CheckJson> {
+        let profile = super::Shape::of(self)?.profile;
+        super::check_database(c, db, profile)?;
+        super::check::run(c, profile)
+    }
 }
 
 pub(crate) fn run(
