@@ -336,18 +336,18 @@ fn run_task(
     progress: &Progress,
 ) -> Result<()> {
     let mut tx = c.transaction()?;
-    let g = Gen {
+    let mut g = Gen {
         rng,
         profile,
         now,
         progress,
     };
     match task {
-        Task::Item => load_item(&mut tx, g)?,
-        Task::WarehouseDistrict(w) => load_warehouse_district(&mut tx, g, w)?,
-        Task::Stock(w) => load_stock(&mut tx, g, w)?,
-        Task::Customer(w) => load_customers(&mut tx, g, w)?,
-        Task::Orders(w) => load_orders(&mut tx, g, w)?,
+        Task::Item => g.item(&mut tx)?,
+        Task::WarehouseDistrict(w) => g.warehouse_district(&mut tx, w)?,
+        Task::Stock(w) => g.stock(&mut tx, w)?,
+        Task::Customer(w) => g.customers(&mut tx, w)?,
+        Task::Orders(w) => g.orders(&mut tx, w)?,
     }
     tx.commit()?;
     Ok(())
@@ -362,209 +362,187 @@ struct Gen<'a> {
     progress: &'a Progress,
 }
 
-/// The item table (shared by every warehouse).
-fn load_item(tx: &mut postgres::Transaction<'_>, g: Gen<'_>) -> Result<()> {
-    let Gen {
-        rng,
-        profile,
-        now: _,
-        progress,
-    } = g;
-    let marked = marked_set(rng, ITEMS, profile);
-    copy(
-        tx,
-        "item (i_id, i_im_id, i_name, i_price, i_data)",
-        ITEMS,
-        progress.bar("item"),
-        |i, b| {
-            let id = i + 1;
-            let _ = write!(b, "{id}\t{}\t", rng.range(1, 10_000));
-            rng.alnum(14, 24, b);
-            b.push('\t');
-            cents(rng, 100, 10_000, b);
-            b.push('\t');
-            data_with_original(rng, marked.contains(&id), profile, b);
-            b.push('\n');
-        },
-    )?;
-    Ok(())
-}
-
-/// Warehouse `w` and its districts.
-fn load_warehouse_district(tx: &mut postgres::Transaction<'_>, g: Gen<'_>, w: i64) -> Result<()> {
-    let Gen {
-        rng,
-        profile,
-        now: _,
-        progress,
-    } = g;
-    copy(
-        tx,
-        "warehouse (w_id, w_name, w_street_1, w_street_2, w_city, w_state, w_zip, w_tax, w_ytd)",
-        1,
-        progress.bar("warehouse"),
-        |_, b| {
-            let _ = write!(b, "{w}\t");
-            rng.alnum(6, 10, b);
-            b.push('\t');
-            address(rng, b);
-            b.push('\t');
-            rate(rng, 10, 20, profile, b);
-            b.push_str("\t300000.00\n");
-        },
-    )?;
-    copy(tx, "district (d_id, d_w_id, d_name, d_street_1, d_street_2, d_city, d_state, d_zip, d_tax, d_ytd, d_next_o_id)", DISTRICTS, progress.bar("district"), |i, b| {
-        let _ = write!(b, "{}\t{w}\t", i + 1);
-        rng.alnum(6, 10, b);
-        b.push('\t');
-        address(rng, b);
-        b.push('\t');
-        rate(rng, 10, 20, profile, b);
-        let _ = writeln!(b, "\t30000.00\t{}", ORDERS + 1);
-    })?;
-    Ok(())
-}
-
-/// Warehouse `w`'s stock.
-fn load_stock(tx: &mut postgres::Transaction<'_>, g: Gen<'_>, w: i64) -> Result<()> {
-    let Gen {
-        rng,
-        profile,
-        now: _,
-        progress,
-    } = g;
-    let marked = marked_set(rng, ITEMS, profile);
-    copy(tx, "stock (s_i_id, s_w_id, s_quantity, s_dist_01, s_dist_02, s_dist_03, s_dist_04, s_dist_05, s_dist_06, s_dist_07, s_dist_08, s_dist_09, s_dist_10, s_data, s_ytd, s_order_cnt, s_remote_cnt)", ITEMS, progress.bar("stock"), |i, b| {
-        let id = i + 1;
-        let _ = write!(b, "{id}\t{w}\t{}\t", rng.range(10, 100));
-        for _ in 0..10 {
-            rng.alnum(24, 24, b);
-            b.push('\t');
-        }
-        data_with_original(rng, marked.contains(&id), profile, b);
-        b.push_str("\t0\t0\t0\n");
-    })?;
-    Ok(())
-}
-
-/// Warehouse `w`'s customers and their history rows, district by district.
-fn load_customers(tx: &mut postgres::Transaction<'_>, g: Gen<'_>, w: i64) -> Result<()> {
-    let Gen {
-        rng,
-        profile,
-        now,
-        progress,
-    } = g;
-    let bc_pct = if profile == Profile::Spec { 10 } else { 50 };
-    for d in 1..=DISTRICTS {
-        copy(tx, "customer (c_id, c_d_id, c_w_id, c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_since, c_credit, c_credit_lim, c_discount, c_balance, c_ytd_payment, c_payment_cnt, c_delivery_cnt, c_data)", CUSTOMERS, progress.bar("customer"), |i, b| {
-            let id = i + 1;
-            let last = if id <= 1000 { lastname(id - 1) } else { lastname(rng.nurand(255, 0, 999, C_LAST_LOAD)) };
-            let _ = write!(b, "{id}\t{d}\t{w}\t");
-            rng.alnum(8, 16, b);
-            let _ = write!(b, "\tOE\t{last}\t");
-            address(rng, b);
-            b.push('\t');
-            rng.phone(b);
-            let credit = if rng.percent(bc_pct) { "BC" } else { "GC" };
-            let _ = write!(b, "\t{now}\t{credit}\t50000.00\t");
-            rate(rng, 0, 50, profile, b);
-            b.push_str("\t-10.00\t10.00\t1\t0\t");
-            rng.alnum(300, 500, b);
-            b.push('\n');
-        })?;
+impl Gen<'_> {
+    /// The item table (shared by every warehouse).
+    fn item(&mut self, tx: &mut postgres::Transaction<'_>) -> Result<()> {
+        let marked = marked_set(self.rng, ITEMS, self.profile);
         copy(
             tx,
-            "history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data)",
-            CUSTOMERS,
-            progress.bar("history"),
+            "item (i_id, i_im_id, i_name, i_price, i_data)",
+            ITEMS,
+            self.progress.bar("item"),
             |i, b| {
-                let _ = write!(b, "{}\t{d}\t{w}\t{d}\t{w}\t{now}\t10.00\t", i + 1);
-                rng.alnum(12, 24, b);
+                let id = i + 1;
+                let _ = write!(b, "{id}\t{}\t", self.rng.range(1, 10_000));
+                self.rng.alnum(14, 24, b);
+                b.push('\t');
+                cents(self.rng, 100, 10_000, b);
+                b.push('\t');
+                data_with_original(self.rng, marked.contains(&id), self.profile, b);
                 b.push('\n');
             },
         )?;
+        Ok(())
     }
-    Ok(())
-}
 
-/// Warehouse `w`'s orders, new orders and order lines, district by district.
-fn load_orders(tx: &mut postgres::Transaction<'_>, g: Gen<'_>, w: i64) -> Result<()> {
-    let Gen {
-        rng,
-        profile,
-        now,
-        progress,
-    } = g;
-    for d in 1..=DISTRICTS {
-        // Customer of each order: the spec's permutation, or HammerDB's quirk (its
-        // shuffle assigns to the wrong variable, so o_c_id is uniform in o_id..3000).
-        let mut cust: Vec<i64> = (1..=ORDERS).collect();
-        if profile == Profile::Spec {
-            for i in (1..cust.len()).rev() {
-                let j = rng.range(0, i as i64) as usize;
-                cust.swap(i, j);
-            }
-        } else {
-            for (i, c) in cust.iter_mut().enumerate() {
-                *c = rng.range(i as i64 + 1, ORDERS);
-            }
-        }
-        let counts: Vec<i64> = (0..ORDERS).map(|_| rng.range(5, 15)).collect();
+    /// Warehouse `w` and its districts.
+    fn warehouse_district(&mut self, tx: &mut postgres::Transaction<'_>, w: i64) -> Result<()> {
         copy(
             tx,
-            "orders (o_id, o_c_id, o_d_id, o_w_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local)",
-            ORDERS,
-            progress.bar("orders"),
-            |i, b| {
-                let id = i + 1;
-                let carrier = if id < FIRST_UNDELIVERED {
-                    rng.range(1, 10).to_string()
-                } else {
-                    "\\N".into()
-                };
-                let _ = writeln!(
-                    b,
-                    "{id}\t{}\t{d}\t{w}\t{now}\t{carrier}\t{}\t1",
-                    cust[i as usize], counts[i as usize]
-                );
+            "warehouse (w_id, w_name, w_street_1, w_street_2, w_city, w_state, w_zip, w_tax, w_ytd)",
+            1,
+            self.progress.bar("warehouse"),
+            |_, b| {
+                let _ = write!(b, "{w}\t");
+                self.rng.alnum(6, 10, b);
+                b.push('\t');
+                address(self.rng, b);
+                b.push('\t');
+                rate(self.rng, 10, 20, self.profile, b);
+                b.push_str("\t300000.00\n");
             },
         )?;
-        copy(
-            tx,
-            "new_order (no_o_id, no_d_id, no_w_id)",
-            ORDERS - FIRST_UNDELIVERED + 1,
-            progress.bar("new_order"),
-            |i, b| {
-                let _ = writeln!(b, "{}\t{d}\t{w}", FIRST_UNDELIVERED + i);
-            },
-        )?;
-        let mut lines: Vec<(i64, i64)> = vec![];
-        for (i, n) in counts.iter().enumerate() {
-            for k in 1..=*n {
-                lines.push((i as i64 + 1, k));
-            }
-        }
-        copy(tx, "order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_dist_info, ol_delivery_d)", lines.len() as i64, progress.bar("order_line"), |i, b| {
-            let (o, n) = lines[i as usize];
-            let _ = write!(b, "{o}\t{d}\t{w}\t{n}\t{}\t{w}\t5\t", rng.range(1, ITEMS));
-            let delivered = o < FIRST_UNDELIVERED;
-            match (profile, delivered) {
-                // HammerDB: delivered lines carry an amount, undelivered ones 0.
-                (Profile::Hammerdb, true) => cents(rng, 10, 10_000, b),
-                (Profile::Hammerdb, false) => b.push_str("0.00"),
-                // The spec: the reverse.
-                (Profile::Spec, true) => b.push_str("0.00"),
-                (Profile::Spec, false) => cents(rng, 1, 999_999, b),
-            }
+        copy(tx, "district (d_id, d_w_id, d_name, d_street_1, d_street_2, d_city, d_state, d_zip, d_tax, d_ytd, d_next_o_id)", DISTRICTS, self.progress.bar("district"), |i, b| {
+            let _ = write!(b, "{}\t{w}\t", i + 1);
+            self.rng.alnum(6, 10, b);
             b.push('\t');
-            rng.alnum(24, 24, b);
-            if delivered {
-                let _ = writeln!(b, "\t{now}");
-            } else {
-                b.push_str("\t\\N\n");
-            }
+            address(self.rng, b);
+            b.push('\t');
+            rate(self.rng, 10, 20, self.profile, b);
+            let _ = writeln!(b, "\t30000.00\t{}", ORDERS + 1);
         })?;
+        Ok(())
     }
-    Ok(())
+
+    /// Warehouse `w`'s stock.
+    fn stock(&mut self, tx: &mut postgres::Transaction<'_>, w: i64) -> Result<()> {
+        let marked = marked_set(self.rng, ITEMS, self.profile);
+        copy(tx, "stock (s_i_id, s_w_id, s_quantity, s_dist_01, s_dist_02, s_dist_03, s_dist_04, s_dist_05, s_dist_06, s_dist_07, s_dist_08, s_dist_09, s_dist_10, s_data, s_ytd, s_order_cnt, s_remote_cnt)", ITEMS, self.progress.bar("stock"), |i, b| {
+            let id = i + 1;
+            let _ = write!(b, "{id}\t{w}\t{}\t", self.rng.range(10, 100));
+            for _ in 0..10 {
+                self.rng.alnum(24, 24, b);
+                b.push('\t');
+            }
+            data_with_original(self.rng, marked.contains(&id), self.profile, b);
+            b.push_str("\t0\t0\t0\n");
+        })?;
+        Ok(())
+    }
+
+    /// Warehouse `w`'s customers and their history rows, district by district.
+    fn customers(&mut self, tx: &mut postgres::Transaction<'_>, w: i64) -> Result<()> {
+        let now = self.now;
+        let bc_pct = if self.profile == Profile::Spec {
+            10
+        } else {
+            50
+        };
+        for d in 1..=DISTRICTS {
+            copy(tx, "customer (c_id, c_d_id, c_w_id, c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_since, c_credit, c_credit_lim, c_discount, c_balance, c_ytd_payment, c_payment_cnt, c_delivery_cnt, c_data)", CUSTOMERS, self.progress.bar("customer"), |i, b| {
+                let id = i + 1;
+                let last = if id <= 1000 { lastname(id - 1) } else { lastname(self.rng.nurand(255, 0, 999, C_LAST_LOAD)) };
+                let _ = write!(b, "{id}\t{d}\t{w}\t");
+                self.rng.alnum(8, 16, b);
+                let _ = write!(b, "\tOE\t{last}\t");
+                address(self.rng, b);
+                b.push('\t');
+                self.rng.phone(b);
+                let credit = if self.rng.percent(bc_pct) { "BC" } else { "GC" };
+                let _ = write!(b, "\t{now}\t{credit}\t50000.00\t");
+                rate(self.rng, 0, 50, self.profile, b);
+                b.push_str("\t-10.00\t10.00\t1\t0\t");
+                self.rng.alnum(300, 500, b);
+                b.push('\n');
+            })?;
+            copy(
+                tx,
+                "history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data)",
+                CUSTOMERS,
+                self.progress.bar("history"),
+                |i, b| {
+                    let _ = write!(b, "{}\t{d}\t{w}\t{d}\t{w}\t{now}\t10.00\t", i + 1);
+                    self.rng.alnum(12, 24, b);
+                    b.push('\n');
+                },
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Warehouse `w`'s orders, new orders and order lines, district by district.
+    fn orders(&mut self, tx: &mut postgres::Transaction<'_>, w: i64) -> Result<()> {
+        let now = self.now;
+        for d in 1..=DISTRICTS {
+            // Customer of each order: the spec's permutation, or HammerDB's quirk (its
+            // shuffle assigns to the wrong variable, so o_c_id is uniform in o_id..3000).
+            let mut cust: Vec<i64> = (1..=ORDERS).collect();
+            if self.profile == Profile::Spec {
+                for i in (1..cust.len()).rev() {
+                    let j = self.rng.range(0, i as i64) as usize;
+                    cust.swap(i, j);
+                }
+            } else {
+                for (i, c) in cust.iter_mut().enumerate() {
+                    *c = self.rng.range(i as i64 + 1, ORDERS);
+                }
+            }
+            let counts: Vec<i64> = (0..ORDERS).map(|_| self.rng.range(5, 15)).collect();
+            copy(
+                tx,
+                "orders (o_id, o_c_id, o_d_id, o_w_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local)",
+                ORDERS,
+                self.progress.bar("orders"),
+                |i, b| {
+                    let id = i + 1;
+                    let carrier = if id < FIRST_UNDELIVERED {
+                        self.rng.range(1, 10).to_string()
+                    } else {
+                        "\\N".into()
+                    };
+                    let _ = writeln!(
+                        b,
+                        "{id}\t{}\t{d}\t{w}\t{now}\t{carrier}\t{}\t1",
+                        cust[i as usize], counts[i as usize]
+                    );
+                },
+            )?;
+            copy(
+                tx,
+                "new_order (no_o_id, no_d_id, no_w_id)",
+                ORDERS - FIRST_UNDELIVERED + 1,
+                self.progress.bar("new_order"),
+                |i, b| {
+                    let _ = writeln!(b, "{}\t{d}\t{w}", FIRST_UNDELIVERED + i);
+                },
+            )?;
+            let mut lines: Vec<(i64, i64)> = vec![];
+            for (i, n) in counts.iter().enumerate() {
+                for k in 1..=*n {
+                    lines.push((i as i64 + 1, k));
+                }
+            }
+            copy(tx, "order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_dist_info, ol_delivery_d)", lines.len() as i64, self.progress.bar("order_line"), |i, b| {
+                let (o, n) = lines[i as usize];
+                let _ = write!(b, "{o}\t{d}\t{w}\t{n}\t{}\t{w}\t5\t", self.rng.range(1, ITEMS));
+                let delivered = o < FIRST_UNDELIVERED;
+                match (self.profile, delivered) {
+                    // HammerDB: delivered lines carry an amount, undelivered ones 0.
+                    (Profile::Hammerdb, true) => cents(self.rng, 10, 10_000, b),
+                    (Profile::Hammerdb, false) => b.push_str("0.00"),
+                    // The spec: the reverse.
+                    (Profile::Spec, true) => b.push_str("0.00"),
+                    (Profile::Spec, false) => cents(self.rng, 1, 999_999, b),
+                }
+                b.push('\t');
+                self.rng.alnum(24, 24, b);
+                if delivered {
+                    let _ = writeln!(b, "\t{now}");
+                } else {
+                    b.push_str("\t\\N\n");
+                }
+            })?;
+        }
+        Ok(())
+    }
 }
