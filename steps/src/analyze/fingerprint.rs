@@ -185,3 +185,52 @@ pub(crate) fn pooled(d: &[(String, Diff)]) -> Vec<PooledArm> {
         })
         .collect()
 }
+
+/// The identity of a run as its rows of `runs` carry it, and the runs table's first columns.
+#[derive(Debug, Clone, serde::Serialize)]
+pub(crate) struct Identity {
+    pub(crate) study: String,
+    pub(crate) size: String,
+    /// The sweep directory's name (`<YYYYMMDD-HHMMSS>-<label>`).
+    pub(crate) sweep: String,
+    /// The arm directory's name (`tuned-r2`).
+    pub(crate) run: String,
+    pub(crate) arm: String,
+    /// The first 8 hex digits of the fingerprint's sha256 (`analyze/fingerprint.rs`).
+    pub(crate) fingerprint: String,
+    pub(crate) start: String,
+    pub(crate) end: String,
+    pub(crate) postgres: String,
+    pub(crate) host: String,
+    pub(crate) hotlab: String,
+}
+
+impl Identity {
+    /// From the run and its fingerprint's parts (`fingerprint::parts`).
+    pub(crate) fn of(r: &ArmRun, parts: &BTreeMap<&'static str, String>) -> Identity {
+        let part = |k: &str| parts.get(k).cloned().unwrap_or_default();
+        Identity {
+            study: r.plan.study.clone(),
+            size: r.plan.size.clone(),
+            sweep: r
+                .dir
+                .parent()
+                .and_then(|p| p.file_name())
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            run: r.name(),
+            arm: r.arm(),
+            fingerprint: short(parts),
+            start: r.meta.start.clone().unwrap_or_default(),
+            end: r.meta.end.clone().unwrap_or_default(),
+            postgres: part("6 PostgreSQL"),
+            host: part("7 host"),
+            hotlab: part("8 hotlab"),
+        }
+    }
+}
+
+/// A run's identity, for its rows of `runs`.
+pub(crate) fn identity(r: &ArmRun) -> Identity {
+    Identity::of(r, &parts(r))
+}

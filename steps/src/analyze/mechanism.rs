@@ -100,6 +100,7 @@ fn host_share(r: &ArmRun, state: &str) -> Option<f64> {
 
 pub(crate) fn of(r: &ArmRun, tables: &[&str]) -> Mech {
     let (host, limit) = (r.meta.host.as_ref(), r.meta.memory_limit.as_ref());
+    let headline = super::headline(r);
     let txns = r.source("cluster", "xact_total").delta;
     let blk = |t: &str, what: &str| {
         add(
@@ -125,7 +126,7 @@ pub(crate) fn of(r: &ArmRun, tables: &[&str]) -> Mech {
         name: r.name(),
         arm: r.arm(),
         complete: r.status() == "complete",
-        nopm: super::headline(r).throughput,
+        nopm: headline.throughput,
         txns,
         wal_per_txn: per(r.source("lsn", "insert_lsn_bytes").delta, txns, 1.0),
         ckpt_timed: r.source("checkpointer", "num_timed").delta,
@@ -142,7 +143,7 @@ pub(crate) fn of(r: &ArmRun, tables: &[&str]) -> Mech {
         ram_peak: limit.and_then(|l| l.usage_bytes_peak).map(|b| b as f64),
         server_cores: per(
             r.source("server_cpu", "cpu_s").delta,
-            super::headline(r).window_s,
+            headline.window_s,
             1.0,
         ),
         machine_cores: host.map(|h| h.cores as f64),

@@ -82,7 +82,7 @@ impl RunRow {
     pub fn of(r: &ArmRun) -> RunRow {
         let parts = fingerprint::parts(r);
         let part = |k: &str| parts.get(k).cloned().unwrap_or_default();
-        let m = &r.meta;
+        let id = fingerprint::Identity::of(r, &parts);
         let metric = super::throughput(r.plan.workload).label;
         let h = super::headline(r);
         let (mut upd, mut hot, mut newpage) = (None, None, None);
@@ -100,32 +100,26 @@ impl RunRow {
         }
         let wal = r.source("lsn", "insert_lsn_bytes").delta;
         let txns = r.source("cluster", "xact_total").delta;
-        let sweep = r
-            .dir
-            .parent()
-            .and_then(|p| p.file_name())
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
         RunRow {
             schema_version: SCHEMA_VERSION,
-            study: r.plan.study.clone(),
-            size: r.plan.size.clone(),
-            sweep,
-            run: r.name(),
-            arm: r.arm(),
+            study: id.study,
+            size: id.size,
+            sweep: id.sweep,
+            run: id.run,
+            arm: id.arm,
             dir: r.dir.display().to_string(),
-            fingerprint: fingerprint::short(&parts),
+            fingerprint: id.fingerprint,
             status: r.status(),
-            start: m.start.clone().unwrap_or_default(),
-            end: m.end.clone().unwrap_or_default(),
+            start: id.start,
+            end: id.end,
             workload: r.plan.workload.name().to_string(),
             tables: r.plan.tables.join(","),
             arm_spec: part("4 arm"),
             size_spec: part("3 size as resolved"),
             settings: part("5 server settings"),
-            postgres: part("6 PostgreSQL"),
-            host: part("7 host"),
-            hotlab: part("8 hotlab"),
+            postgres: id.postgres,
+            host: id.host,
+            hotlab: id.hotlab,
             warehouses: h.warehouses,
             clients: h.clients,
             window_s: h.window_s,

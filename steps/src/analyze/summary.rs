@@ -51,40 +51,6 @@ pub(crate) struct Sections {
     pub(crate) baseline: Option<super::baseline::BaselineJson>,
 }
 
-/// The identity of a run as its rows of `runs` carry it.
-#[derive(Debug, Clone, Serialize)]
-pub(crate) struct Identity {
-    study: String,
-    size: String,
-    sweep: String,
-    run: String,
-    arm: String,
-    fingerprint: String,
-    start: String,
-    end: String,
-    postgres: String,
-    host: String,
-    hotlab: String,
-}
-
-/// A run's identity (the runs table's columns that name it).
-pub(crate) fn identity(r: &ArmRun) -> Identity {
-    let r = RunRow::of(r);
-    Identity {
-        study: r.study,
-        size: r.size,
-        sweep: r.sweep,
-        run: r.run,
-        arm: r.arm,
-        fingerprint: r.fingerprint,
-        start: r.start,
-        end: r.end,
-        postgres: r.postgres,
-        host: r.host,
-        hotlab: r.hotlab,
-    }
-}
-
 impl Summary {
     /// The study's tables (`tables`, an object of its room's types) and the other sections under
     /// the versioned head.

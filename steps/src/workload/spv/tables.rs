@@ -6,8 +6,8 @@ use anyhow::Result;
 use serde::Serialize;
 
 use super::files::WorkloadJson;
+use crate::analyze::fingerprint::{identity, Identity};
 use crate::analyze::load::ArmRun;
-use crate::analyze::summary::{identity, Identity};
 use crate::analyze::{bytes, md_table, num, pct, report::bar_chart, stepwise};
 
 const TABLE: &str = "spv";

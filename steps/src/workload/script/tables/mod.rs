@@ -14,9 +14,9 @@ use serde::Serialize;
 
 use super::files::WorkloadJson;
 use crate::analyze::arms::{figure, ArmStats};
+use crate::analyze::fingerprint::{identity, Identity};
 use crate::analyze::load::ArmRun;
 use crate::analyze::mechanism::add;
-use crate::analyze::summary::{identity, Identity};
 use crate::analyze::{by_arm, bytes, charts, md_table, num, pct};
 use crate::stats::Stats;
 
@@ -433,7 +433,16 @@ fn per_arm(runs: &[&ArmRun], arms: &Arms, final_s: Option<f64>) -> anyhow::Resul
     header.extend(arms.iter().map(|(a, v)| format!("{a} (n={})", v.len())));
     let mut table_rows = vec![];
     let mut arms_json: BTreeMap<String, BTreeMap<String, ArmFigure>> = BTreeMap::new();
-    let run_arms = by_arm(runs, |r| r.arm(), |r| r.status() == "complete");
+    // Latency: every transaction of an arm's complete runs pooled, never a mean of percentiles;
+    // each run's workload.json read once.
+    let pooled: BTreeMap<String, Option<[f64; 3]>> =
+        by_arm(runs, |r| r.arm(), |r| r.status() == "complete")
+            .into_iter()
+            .map(|(arm, v)| {
+                let ws: Vec<WorkloadJson> = v.iter().filter_map(|r| r.workload_as()).collect();
+                (arm, pooled_latency(&ws.iter().collect::<Vec<_>>()))
+            })
+            .collect();
     // The per-arm table's aggregates: one group-by over the runs' figures.
     let figures: Vec<_> = FIGURES
         .iter()
@@ -459,21 +468,11 @@ fn per_arm(runs: &[&ArmRun], arms: &Arms, final_s: Option<f64>) -> anyhow::Resul
         }
         table_rows.push(line);
         if label == "updates/s" {
-            // Latency: every transaction of the arm's runs pooled, never a mean of percentiles.
             for (i, q) in ["p50", "p95", "p99"].iter().enumerate() {
                 let label = format!("latency {q} ms (pooled)");
                 let mut line = vec![label.clone()];
                 for (a, _) in arms {
-                    let rs = run_arms
-                        .iter()
-                        .find(|(x, _)| x == a)
-                        .map(|(_, v)| {
-                            v.iter()
-                                .filter_map(|r| r.workload_as::<WorkloadJson>())
-                                .collect::<Vec<_>>()
-                        })
-                        .unwrap_or_default();
-                    let p = pooled_latency(&rs.iter().collect::<Vec<_>>()).map(|p| p[i]);
+                    let p = pooled.get(a).copied().flatten().map(|p| p[i]);
                     line.push(num(p, 2));
                     arm_json(a, &label, ArmFigure::Pooled(p));
                 }

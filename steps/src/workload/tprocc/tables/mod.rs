@@ -14,9 +14,9 @@ use serde::Serialize;
 
 use super::files::WorkloadJson;
 use crate::analyze::arms::{figure, ArmStats, Figure};
+use crate::analyze::fingerprint::{identity, Identity};
 use crate::analyze::load::ArmRun;
 use crate::analyze::reference::{self, Row};
-use crate::analyze::summary::{identity, Identity};
 use crate::analyze::{bytes, charts, direction, md_table, mechanism, num, pct};
 use crate::stats::Stats;
 
